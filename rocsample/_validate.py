@@ -1,0 +1,119 @@
+"""One place for argument checks, so every error reads the same way.
+
+Form: ``"<name>: expected <what>, got <what came>"``. Never ``assert`` (stripped by ``python -O``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+
+def fail(name: str, expected: str, got, exc: type[Exception] = ValueError):
+    """Raise ``exc`` with the project's message form."""
+    raise exc(f"{name}: expected {expected}, got {got}")
+
+
+def describe(x) -> str:
+    """A short description of a value for error messages."""
+    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__"):
+        shape = tuple(getattr(x, "shape", ()))
+        dtype = getattr(x, "dtype", "?")
+        return f"array of shape {shape} and dtype {dtype}"
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    return repr(x)
+
+
+def dtype_name(dt) -> str:
+    s = str(dt)
+    return s.replace("torch.", "")
+
+
+def check_dtype(name: str, arr, allowed: Iterable[str]) -> str:
+    """Check an array's dtype name against ``allowed``; return the name."""
+    allowed = tuple(allowed)
+    got = dtype_name(arr.dtype)
+    if got not in allowed:
+        fail(name, " or ".join(allowed), got, TypeError)
+    return got
+
+
+def check_ndim(name: str, arr, ndim: int | tuple[int, ...]) -> None:
+    dims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    got = len(arr.shape)
+    if got not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        fail(name, f"a {want} array", f"a {got}-D array of shape {tuple(arr.shape)}")
+
+
+def check_int(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        fail(name, "an integer", describe(value), TypeError)
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        lo_s = "-inf" if lo is None else str(lo)
+        hi_s = "inf" if hi is None else str(hi)
+        fail(name, f"an integer in [{lo_s}, {hi_s}]", v)
+    return v
+
+
+def in_range(x: np.ndarray, lo: float, hi: float, lo_open: bool, hi_open: bool) -> np.ndarray:
+    """Elementwise membership of ``x`` in the interval; NaN is never in range."""
+    ok_lo = (x > lo) if lo_open else (x >= lo)
+    ok_hi = (x < hi) if hi_open else (x <= hi)
+    return ok_lo & ok_hi
+
+
+def interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
+    def f(v):
+        if v == math.inf:
+            return "inf"
+        return f"{v:g}"
+
+    return f"{'(' if lo_open else '['}{f(lo)}, {f(hi)}{')' if hi_open else ']'}"
+
+
+def check_rows_param(
+    name: str,
+    value,
+    n_rows: int,
+    dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> np.ndarray | None:
+    """Check a host scalar or per-row host array; return it as a length-n_rows array of ``dtype``.
+
+    Device arrays (``__cuda_array_interface__`` or numba device arrays) are checked for length and
+    dtype kind only and ``None`` is returned: their values cannot be read without a sync.
+    """
+    dtype = np.dtype(dtype)
+    if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
+        shape = tuple(value.__cuda_array_interface__["shape"])
+        if shape != (n_rows,):
+            fail(name, f"a scalar or an array of length n_rows={n_rows}", f"an array of shape {shape}")
+        return None
+    if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
+            fail(name, f"a number in {interval_text(lo, hi, lo_open, hi_open)}", describe(value), TypeError)
+        arr = np.full(n_rows, value, dtype=np.float64)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "iuf":
+            fail(name, "a number or an array of numbers", describe(value), TypeError)
+        if arr.shape != (n_rows,):
+            fail(name, f"a scalar or an array of length n_rows={n_rows}", f"an array of shape {arr.shape}")
+        arr = arr.astype(np.float64)
+    bad = ~in_range(arr, lo, hi, lo_open, hi_open)
+    if dtype.kind in "iu":
+        bad |= np.isfinite(arr) & (arr != np.floor(arr))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = "" if np.isscalar(value) or np.ndim(value) == 0 else f" (row {i})"
+        kind = "an integer" if dtype.kind in "iu" else "a value"
+        fail(name, f"{kind} in {interval_text(lo, hi, lo_open, hi_open)}", f"{describe(float(arr[i]))}{where}")
+    return arr.astype(dtype)

@@ -1,0 +1,178 @@
+"""The GPU runtime, written once against the ``cuda.bindings.driver`` names.
+
+On NVIDIA those names come from cuda-bindings; on AMD from hip-python-interop, which serves the
+same names on top of HIP. The few calls whose signatures differ are methods of the vendor object
+(``cuda.Vendor`` / ``hip.Vendor``); nothing else here knows which vendor it runs on.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..errors import CaptureError
+from .base import Allocation, CaptureStatus, Runtime, Stream
+
+_MODES = ("global", "thread_local", "relaxed")
+
+
+class DriverError(RuntimeError):
+    pass
+
+
+class DriverRuntime(Runtime):
+    def __init__(self, vendor) -> None:
+        super().__init__()
+        self.vendor = vendor
+        self.drv = vendor.driver
+        self.cuda = vendor.cuda
+        self._lock = threading.Lock()  # guards _ext_streams
+        self._ext_streams: dict[int, object] = {}
+
+    # helpers ---------------------------------------------------------------------------------
+    def call(self, name: str, *args):
+        res = getattr(self.drv, name)(*args)
+        if not isinstance(res, tuple):
+            res = (res,)
+        err = res[0]
+        if int(err) != 0:
+            raise DriverError(f"{name} failed: {err!r}")
+        return res[1] if len(res) == 2 else res[1:]
+
+    def _context(self, device: int):
+        return self.cuda.gpus[device]
+
+    # devices ---------------------------------------------------------------------------------
+    def device_count(self) -> int:
+        return len(self.cuda.gpus)
+
+    def current_device(self) -> int:
+        return int(self.cuda.get_current_device().id)
+
+    # streams ---------------------------------------------------------------------------------
+    def new_stream(self, device: int | None = None):
+        if device is None:
+            return self.cuda.stream()
+        with self._context(device):
+            return self.cuda.stream()
+
+    def _external(self, handle: int):
+        with self._lock:
+            s = self._ext_streams.get(handle)
+            if s is None:
+                s = self.cuda.external_stream(handle)
+                self._ext_streams[handle] = s
+            return s
+
+    def stream(self, stream) -> Stream:
+        if isinstance(stream, Stream):
+            return stream
+        dev = self.current_device()
+        if stream is None or (isinstance(stream, int) and stream == 0):
+            return Stream(0, dev, 0)
+        if isinstance(stream, int):
+            return Stream(int(stream), dev, self._external(int(stream)))
+        handle = getattr(stream, "cuda_stream", None)
+        if handle is not None:  # torch.cuda.Stream and friends
+            d = getattr(getattr(stream, "device", None), "index", None)
+            h = int(handle)
+            return Stream(h, dev if d is None else int(d), self._external(h) if h else 0)
+        if hasattr(stream, "handle") and hasattr(stream, "synchronize"):  # a numba stream
+            h = self.vendor.stream_handle(stream)
+            ctx = getattr(stream, "context", None)
+            d = getattr(getattr(ctx, "device", None), "id", dev)
+            return Stream(h, int(d), stream)
+        raise TypeError(
+            "stream: expected None, an int handle, a numba stream or an object with .cuda_stream, "
+            f"got {type(stream).__name__}"
+        )
+
+    def synchronize(self, stream: Stream) -> None:
+        if stream.handle == 0:
+            self.cuda.synchronize()
+        else:
+            self.call("cuStreamSynchronize", stream.handle)
+
+    # capture ---------------------------------------------------------------------------------
+    def capture_status(self, stream: Stream) -> CaptureStatus:
+        st = self.call("cuStreamIsCapturing", stream.handle)
+        return CaptureStatus(int(st))
+
+    def global_capture_active(self, device: int) -> bool:
+        # A legacy-default-stream query fails with STREAM_CAPTURE_IMPLICIT while any global
+        # capture is active in the process: the driver's own way of telling.
+        res = self.drv.cuStreamIsCapturing(0)
+        err = int(res[0] if isinstance(res, tuple) else res)
+        return err != 0
+
+    def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode: expected one of {_MODES}, got {mode!r}")
+        if stream.handle == 0:
+            raise CaptureError("stream: the default stream cannot be captured; use a new stream")
+        m = getattr(self.drv.CUstreamCaptureMode, f"CU_STREAM_CAPTURE_MODE_{mode.upper()}")
+        self.call("cuStreamBeginCapture", stream.handle, m)
+
+    def end_capture(self, stream: Stream):
+        res = self.drv.cuStreamEndCapture(stream.handle)
+        err, graph = res[0], res[1]
+        if int(err) != 0:
+            raise CaptureError(f"cuStreamEndCapture failed: {err!r}")
+        return graph
+
+    def instantiate(self, graph):
+        return self.vendor.graph_instantiate(self, graph)
+
+    def graph_launch(self, exec_, stream: Stream) -> None:
+        self.call("cuGraphLaunch", exec_, stream.handle)
+
+    def graph_destroy(self, graph) -> None:
+        self.call("cuGraphDestroy", graph)
+
+    def graph_exec_destroy(self, exec_) -> None:
+        self.call("cuGraphExecDestroy", exec_)
+
+    # memory ----------------------------------------------------------------------------------
+    def mem_alloc(self, nbytes: int, device: int) -> Allocation:
+        self._count("alloc_calls")
+        with self._context(device):
+            ptr = int(self.call("cuMemAlloc", max(int(nbytes), 1)))
+            holder = _Owner(self, ptr)
+            desc = {"shape": (int(nbytes),), "typestr": "|u1", "data": (ptr, False), "version": 3,
+                    "strides": None}
+            arr = self.cuda.from_cuda_array_interface(desc, owner=holder, sync=False)
+        return Allocation(ptr, int(nbytes), device, arr)
+
+    def mem_free(self, alloc: Allocation) -> None:
+        self._count("free_calls")
+        if alloc.freed:
+            raise RuntimeError(f"double free of {alloc.ptr:#x}")
+        with self._context(alloc.device):
+            self.call("cuMemFree", alloc.ptr)
+        alloc.freed = True
+        alloc.array = None
+
+    def pointer_device(self, ptr: int) -> int:
+        return self.vendor.pointer_device(self, ptr)
+
+    # events ----------------------------------------------------------------------------------
+    def event_record(self, stream: Stream):
+        with self._context(stream.device):
+            ev = self.call("cuEventCreate", 2)  # CU_EVENT_DISABLE_TIMING
+            self.call("cuEventRecord", ev, stream.handle)
+        return ev
+
+    def event_query(self, event) -> bool:
+        res = self.drv.cuEventQuery(event)
+        err = int(res[0] if isinstance(res, tuple) else res)
+        return err == 0
+
+    def event_destroy(self, event) -> None:
+        self.call("cuEventDestroy", event)
+
+
+class _Owner:
+    """Keeps a raw allocation's address alive for numba; the pool frees it explicitly."""
+
+    def __init__(self, rt: DriverRuntime, ptr: int) -> None:
+        self.rt = rt
+        self.ptr = ptr

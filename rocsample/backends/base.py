@@ -1,0 +1,224 @@
+"""What every backend provides: the runtime interface and the Backend facade.
+
+The runtime (devices, streams, capture status, allocation, events, graphs) has two
+implementations: ``_driver.DriverRuntime`` written once against the ``cuda.bindings.driver``
+names (NVIDIA's cuda-bindings, or hip-python-interop on AMD), and ``emulated.EmulatedRuntime``
+that models devices, streams and capture in-process for ``sim`` and ``cpu``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .._validate import describe, fail
+
+
+class CaptureStatus(enum.Enum):
+    NONE = 0
+    ACTIVE = 1
+    INVALIDATED = 2
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A normalised stream: raw handle, owning device, and the object numba launches take."""
+
+    handle: int
+    device: int
+    numba: Any = 0
+
+    def __int__(self) -> int:
+        return self.handle
+
+
+@dataclass
+class Allocation:
+    """A device allocation made by a runtime (or an emulated one)."""
+
+    ptr: int
+    nbytes: int
+    device: int
+    array: Any  # uint8 array of nbytes: numba device array, simulator array or numpy
+    freed: bool = False
+
+
+class Runtime:
+    """Interface of the runtime layer; see DriverRuntime and EmulatedRuntime."""
+
+    emulated: bool = False
+
+    def __init__(self) -> None:
+        self._count_lock = threading.Lock()
+        self.alloc_calls = 0  # every device allocation made through mem_alloc (tests count these)
+        self.free_calls = 0
+
+    def _count(self, what: str) -> None:
+        with self._count_lock:
+            setattr(self, what, getattr(self, what) + 1)
+
+    # devices
+    def device_count(self) -> int:
+        raise NotImplementedError
+
+    def current_device(self) -> int:
+        raise NotImplementedError
+
+    # streams
+    def stream(self, stream) -> Stream:
+        raise NotImplementedError
+
+    def new_stream(self, device: int | None = None):
+        raise NotImplementedError
+
+    def synchronize(self, stream: Stream) -> None:
+        raise NotImplementedError
+
+    # capture
+    def capture_status(self, stream: Stream) -> CaptureStatus:
+        raise NotImplementedError
+
+    def global_capture_active(self, device: int) -> bool:
+        """A capture in global or relaxed-free mode that forbids allocation anywhere on the device."""
+        raise NotImplementedError
+
+    def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
+        raise NotImplementedError
+
+    def end_capture(self, stream: Stream):
+        raise NotImplementedError
+
+    def instantiate(self, graph):
+        raise NotImplementedError
+
+    def graph_launch(self, exec_, stream: Stream) -> None:
+        raise NotImplementedError
+
+    def graph_destroy(self, graph) -> None:
+        raise NotImplementedError
+
+    def graph_exec_destroy(self, exec_) -> None:
+        raise NotImplementedError
+
+    # memory
+    def mem_alloc(self, nbytes: int, device: int) -> Allocation:
+        raise NotImplementedError
+
+    def mem_free(self, alloc: Allocation) -> None:
+        raise NotImplementedError
+
+    def pointer_device(self, ptr: int) -> int:
+        raise NotImplementedError
+
+    # events
+    def event_record(self, stream: Stream):
+        raise NotImplementedError
+
+    def event_query(self, event) -> bool:
+        raise NotImplementedError
+
+    def event_destroy(self, event) -> None:
+        raise NotImplementedError
+
+    # work
+    def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
+        """Run device work now (real GPUs: the driver captures it when the stream is capturing)."""
+        fn()
+
+
+def _array_device_ptr(obj) -> int | None:
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
+        return None
+    return int(cai["data"][0])
+
+
+class Backend:
+    """The facade launchers use. Built by the backend modules; see DESIGN.md."""
+
+    def __init__(self, name: str, cuda, runtime: Runtime, *, is_device: bool = True) -> None:
+        self.name = name
+        self.cuda = cuda
+        self.runtime = runtime
+        self.is_device = is_device
+        self._kernel_cache: dict = {}
+        self._kernel_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<rocsample backend {self.name!r}>"
+
+    # ---- kernels --------------------------------------------------------------------------
+    def kernels(self, build: Callable):
+        """``build(cuda)`` once per backend; numba then compiles per signature and device."""
+        key = (build.__module__, build.__qualname__)
+        ns = self._kernel_cache.get(key)
+        if ns is None:
+            with self._kernel_lock:
+                ns = self._kernel_cache.get(key)
+                if ns is None:
+                    ns = build(self.cuda)
+                    self._kernel_cache[key] = ns
+        return ns
+
+    def warp_size(self, device: int | None = None) -> int:
+        raise NotImplementedError
+
+    def compute_units(self, device: int | None = None) -> int:
+        raise NotImplementedError
+
+    def device_name(self, device: int | None = None) -> str:
+        return self.name
+
+    # ---- streams and arrays ---------------------------------------------------------------
+    def stream(self, stream=None) -> Stream:
+        return self.runtime.stream(stream)
+
+    def is_device_array(self, obj) -> bool:
+        if isinstance(obj, np.ndarray):
+            return False
+        return hasattr(obj, "__cuda_array_interface__")
+
+    def as_array(self, obj, name: str, stream: Stream | None = None, *, copy_host: bool = True):
+        """NumPy -> device copy (stream-ordered); device arrays -> zero-copy view."""
+        raise NotImplementedError
+
+    def empty(self, shape, dtype, stream: Stream | None = None):
+        raise NotImplementedError
+
+    def to_host(self, arr, stream: Stream | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    def copy_to_device(self, dst, src: np.ndarray, stream: Stream) -> None:
+        """Stream-ordered host-to-device copy into an existing device array."""
+        raise NotImplementedError
+
+    def array_device(self, arr) -> int:
+        raise NotImplementedError
+
+    def launch(self, kernel, grid, block, stream: Stream, *args) -> None:
+        self.runtime.enqueue(stream, lambda: kernel[grid, block, stream.numba](*args))
+
+    def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
+        self.runtime.enqueue(stream, fn)
+
+    def synchronize(self, stream=None) -> None:
+        self.runtime.synchronize(self.stream(stream))
+
+    def check_not_capturing(self, stream: Stream, what: str) -> None:
+        st = self.runtime.capture_status(stream)
+        if st is not CaptureStatus.NONE:
+            from ..errors import CaptureError
+
+            raise CaptureError(
+                f"{what} needs a host round trip or an allocation, which stream capture forbids "
+                f"(stream {stream.handle:#x} is {st.name.lower()}); use a prewarmed plan "
+                "(Sampler / its capture()) or call it outside capture"
+            )
+
+
+def reject_host_array_on_device(name: str, obj) -> None:
+    fail(name, "a NumPy array or a device array (__cuda_array_interface__)", describe(obj), TypeError)

@@ -1,0 +1,219 @@
+"""An in-process model of devices, streams and stream capture, for ``sim`` and ``cpu``.
+
+It follows what the driver does (SPEC §4, measured on an H200): capture status is NONE /
+ACTIVE / INVALIDATED per stream; work enqueued on a capturing stream is recorded, not run; an
+allocation while a capture is active in global mode on that device, or on the capturing stream's
+thread, invalidates the capture (``cuMemAlloc`` returns CAPTURE_UNSUPPORTED and the capture is
+lost); ending an invalidated capture raises. That lets CI test the scratch contract without a GPU.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import CaptureError
+from .base import Allocation, CaptureStatus, Runtime, Stream
+
+
+@dataclass
+class EmulatedStream:
+    """A stream of the emulation; pass it wherever rocsample takes ``stream=``."""
+
+    handle: int
+    device: int
+
+    @property
+    def cuda_stream(self) -> int:  # same protocol as torch.cuda.Stream
+        return self.handle
+
+
+@dataclass
+class _Capture:
+    mode: str
+    thread: int
+    ops: list = field(default_factory=list)
+    invalidated: bool = False
+
+
+@dataclass
+class EmulatedGraph:
+    ops: list
+    device: int
+
+
+@dataclass
+class EmulatedGraphExec:
+    ops: list
+    device: int
+    destroyed: bool = False
+
+
+class EmulatedRuntime(Runtime):
+    emulated = True
+
+    def __init__(self, n_devices: int | None = None, alloc_array: Callable | None = None) -> None:
+        super().__init__()
+        if n_devices is None:
+            n_devices = int(os.environ.get("ROCSAMPLE_EMULATED_DEVICES", "2"))
+        self.n_devices = n_devices
+        self._alloc_array = alloc_array
+        self._lock = threading.RLock()  # guards every field below
+        self._handles = itertools.count(0x1000, 0x10)
+        self._ptrs = itertools.count(1 << 32, 1 << 24)  # fake, never-reused addresses
+        self._ptr_device: dict[int, int] = {}
+        self._captures: dict[int, _Capture] = {}  # stream handle -> capture in progress
+        self._local = threading.local()
+        self._defaults = {d: EmulatedStream(0, d) for d in range(n_devices)}
+
+    # devices -------------------------------------------------------------------------------
+    def device_count(self) -> int:
+        return self.n_devices
+
+    def current_device(self) -> int:
+        return getattr(self._local, "device", 0)
+
+    def select_device(self, device: int) -> None:
+        if not 0 <= device < self.n_devices:
+            raise ValueError(f"device: expected 0..{self.n_devices - 1}, got {device}")
+        self._local.device = device
+
+    # streams -------------------------------------------------------------------------------
+    def new_stream(self, device: int | None = None) -> EmulatedStream:
+        dev = self.current_device() if device is None else device
+        with self._lock:
+            return EmulatedStream(next(self._handles), dev)
+
+    def stream(self, stream) -> Stream:
+        if stream is None or stream == 0:
+            return Stream(0, self.current_device(), 0)
+        if isinstance(stream, Stream):
+            return stream
+        if isinstance(stream, EmulatedStream):
+            return Stream(stream.handle, stream.device, 0)
+        raise TypeError(
+            f"stream: expected None, 0 or a stream from this backend's new_stream(), got {stream!r}"
+        )
+
+    def synchronize(self, stream: Stream) -> None:
+        return None
+
+    # capture -------------------------------------------------------------------------------
+    def _key(self, stream: Stream) -> tuple[int, int]:
+        return (stream.device, stream.handle)
+
+    def capture_status(self, stream: Stream) -> CaptureStatus:
+        with self._lock:
+            cap = self._captures.get(self._key(stream))
+        if cap is None:
+            return CaptureStatus.NONE
+        return CaptureStatus.INVALIDATED if cap.invalidated else CaptureStatus.ACTIVE
+
+    def global_capture_active(self, device: int) -> bool:
+        with self._lock:
+            return any(
+                k[0] == device and c.mode == "global" and not c.invalidated
+                for k, c in self._captures.items()
+            )
+
+    def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
+        if mode not in ("global", "thread_local", "relaxed"):
+            raise ValueError(f"mode: expected 'global', 'thread_local' or 'relaxed', got {mode!r}")
+        if stream.handle == 0:
+            raise CaptureError("stream: the default stream cannot be captured; use a new stream")
+        with self._lock:
+            if self._key(stream) in self._captures:
+                raise CaptureError(f"stream {stream.handle:#x} is already capturing")
+            self._captures[self._key(stream)] = _Capture(mode, threading.get_ident())
+
+    def end_capture(self, stream: Stream) -> EmulatedGraph:
+        with self._lock:
+            cap = self._captures.pop(self._key(stream), None)
+        if cap is None:
+            raise CaptureError(f"stream {stream.handle:#x} is not capturing")
+        if cap.invalidated:
+            raise CaptureError("capture was invalidated (CAPTURE_INVALIDATED)")
+        return EmulatedGraph(cap.ops, stream.device)
+
+    def instantiate(self, graph: EmulatedGraph) -> EmulatedGraphExec:
+        return EmulatedGraphExec(list(graph.ops), graph.device)
+
+    def graph_launch(self, exec_: EmulatedGraphExec, stream: Stream) -> None:
+        if exec_.destroyed:
+            raise CaptureError("graph: launched after release")
+        for op in exec_.ops:
+            self.enqueue(stream, op)
+
+    def graph_destroy(self, graph) -> None:
+        graph.ops = []
+
+    def graph_exec_destroy(self, exec_) -> None:
+        exec_.destroyed = True
+        exec_.ops = []
+
+    def _invalidate_for_alloc(self, device: int) -> bool:
+        """Model cuMemAlloc's rule; return True if the allocation is refused."""
+        me = threading.get_ident()
+        hit = False
+        with self._lock:
+            for (dev, _), cap in self._captures.items():
+                if cap.invalidated:
+                    continue
+                if (cap.mode == "global" and dev == device) or (
+                    cap.mode == "thread_local" and cap.thread == me
+                ):
+                    cap.invalidated = True
+                    hit = True
+        return hit
+
+    # memory --------------------------------------------------------------------------------
+    def mem_alloc(self, nbytes: int, device: int) -> Allocation:
+        self._count("alloc_calls")
+        if self._invalidate_for_alloc(device):
+            raise CaptureError(
+                "allocation during stream capture (CAPTURE_UNSUPPORTED); the capture is invalidated"
+            )
+        import numpy as np
+
+        arr = self._alloc_array(nbytes) if self._alloc_array else np.empty(nbytes, np.uint8)
+        with self._lock:
+            ptr = next(self._ptrs)
+            self._ptr_device[ptr] = device
+        return Allocation(ptr, nbytes, device, arr)
+
+    def mem_free(self, alloc: Allocation) -> None:
+        self._count("free_calls")
+        if alloc.freed:
+            raise RuntimeError(f"double free of {alloc.ptr:#x}")
+        self._invalidate_for_alloc(alloc.device)  # cuMemFree is forbidden in capture too
+        with self._lock:
+            self._ptr_device.pop(alloc.ptr, None)
+        alloc.freed = True
+        alloc.array = None
+
+    def pointer_device(self, ptr: int) -> int:
+        with self._lock:
+            return self._ptr_device[ptr]
+
+    # events: emulated work completes when enqueued, so an event is done once recorded ------
+    def event_record(self, stream: Stream):
+        return {"stream": stream.handle, "done": self.capture_status(stream) is CaptureStatus.NONE}
+
+    def event_query(self, event) -> bool:
+        return True
+
+    def event_destroy(self, event) -> None:
+        return None
+
+    # work ----------------------------------------------------------------------------------
+    def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
+        with self._lock:
+            cap = self._captures.get(self._key(stream))
+        if cap is not None:
+            if not cap.invalidated:
+                cap.ops.append(fn)
+            return
+        fn()

@@ -1,0 +1,64 @@
+"""Array handling shared by every numba-driven backend (cuda, hip, sim)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import describe, fail
+from .base import Backend, Stream
+
+_TORCH_DTYPES = {"torch.bfloat16": "bfloat16"}
+
+
+def dtype_of(obj) -> str:
+    """Dtype name of a host or device array; bfloat16 shows as 'bfloat16'."""
+    dt = getattr(obj, "dtype", None)
+    s = str(dt)
+    if s in _TORCH_DTYPES:
+        return _TORCH_DTYPES[s]
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None and not isinstance(obj, np.ndarray):
+        ts = cai["typestr"]
+        if ts.endswith("V2") or s == "bfloat16":
+            return "bfloat16"
+    if s.startswith("torch."):
+        return s[len("torch."):]
+    return str(np.dtype(dt)) if dt is not None else "?"
+
+
+class NumbaBackend(Backend):
+    """Backends whose arrays are numba device arrays (real or simulated)."""
+
+    def as_array(self, obj, name: str, stream: Stream | None = None, *, copy_host: bool = True):
+        cuda = self.cuda
+        st = stream if stream is not None else self.stream(None)
+        if isinstance(obj, np.ndarray):
+            if not copy_host:
+                fail(name, "a device array", describe(obj), TypeError)
+            self.check_not_capturing(st, f"{name}: copying a host array to the device")
+            host = obj
+            if dtype_of(obj) == "bfloat16":  # ml_dtypes bfloat16: keep the bits
+                host = obj.view(np.uint16)
+            return cuda.to_device(host, stream=st.numba)
+        if cuda.is_cuda_array(obj):
+            if dtype_of(obj) == "bfloat16":
+                cai = dict(obj.__cuda_array_interface__)
+                cai["typestr"] = "<u2"
+                return cuda.from_cuda_array_interface(cai, owner=obj, sync=False)
+            return cuda.as_cuda_array(obj, sync=False)
+        fail(name, "a NumPy array or a device array (__cuda_array_interface__)", describe(obj), TypeError)
+
+    def empty(self, shape, dtype, stream: Stream | None = None):
+        st = stream if stream is not None else self.stream(None)
+        self.check_not_capturing(st, "allocating an output array")
+        return self.cuda.device_array(shape, dtype=dtype, stream=st.numba)
+
+    def to_host(self, arr, stream: Stream | None = None) -> np.ndarray:
+        st = stream if stream is not None else self.stream(None)
+        out = arr.copy_to_host(stream=st.numba)
+        self.runtime.synchronize(st)
+        return out
+
+    def copy_to_device(self, dst, src: np.ndarray, stream: Stream) -> None:
+        src = np.ascontiguousarray(src)
+        self.enqueue(stream, lambda: dst.copy_to_device(src, stream=stream.numba))

@@ -1,0 +1,41 @@
+"""Exceptions raised by rocsample.
+
+Every error names what went wrong and, where the fix is on the user's side, how to fix it.
+"""
+
+
+class RocsampleError(Exception):
+    """Base class of rocsample's own errors."""
+
+
+class BackendUnavailable(RocsampleError, RuntimeError):
+    """The requested backend cannot run here; the message names what is missing."""
+
+
+class SamplingError(RocsampleError, RuntimeError):
+    """Some rows had no finite logit to sample from.
+
+    Attributes
+    ----------
+    rows : list[int]
+        The rows that yielded token -1.
+    status : numpy.ndarray
+        The per-row status array (0 = ok).
+    """
+
+    def __init__(self, message: str, rows=(), status=None):
+        super().__init__(message)
+        self.rows = list(rows)
+        self.status = status
+
+
+class ScratchNotWarmed(RocsampleError, RuntimeError):
+    """A request during stream capture needed more scratch than was prewarmed.
+
+    Raised before anything is allocated or published, so the capture can be ended and retried
+    after ``rocsample.scratch.prewarm``.
+    """
+
+
+class CaptureError(RocsampleError, RuntimeError):
+    """Stream capture failed or was invalidated."""

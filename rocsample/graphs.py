@@ -1,0 +1,154 @@
+"""Capture and replay (SPEC §5).
+
+>>> with rocsample.graphs.capture(stream) as g:
+...     sampler(logits_dev)             # work is recorded, not run
+>>> g.replay(stream)                    # run it; repeat as often as needed
+>>> g.release()                         # frees the graph and, once its work is done, its scratch
+
+Inputs that change between replays live in device memory and are updated with
+:func:`copy_to_device` (a stream-ordered copy on the graph's stream), never by host writes into
+memory a running graph may read.
+
+On ``cuda`` and ``hip`` these are real driver graphs (cuStreamBeginCapture ... cuGraphLaunch); on
+``sim`` and ``cpu`` the emulated runtime records the launches and replays them in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+
+from .backends import get_backend
+from .errors import CaptureError
+from .scratch import get_pool
+
+_ids = itertools.count(1)
+_ids_lock = threading.Lock()
+
+
+class Graph:
+    """A captured, instantiated graph; replay it with :meth:`replay`, free it with :meth:`release`."""
+
+    def __init__(self, backend, stream) -> None:
+        with _ids_lock:
+            self.id = next(_ids)
+        self.backend = backend
+        self.stream = stream  # the normalised capture stream
+        self._graph = None
+        self._exec = None
+        self._last_stream = None
+        self.replays = 0
+        self.released = False
+
+    @property
+    def ready(self) -> bool:
+        return self._exec is not None and not self.released
+
+    def replay(self, stream=None) -> None:
+        """Launch the graph on ``stream`` (default: the stream it was captured on)."""
+        if not self.ready:
+            raise CaptureError(
+                "graph: not replayable (" + ("released" if self.released else "capture not finished") + ")"
+            )
+        st = self.stream if stream is None else self.backend.stream(stream)
+        self.backend.runtime.graph_launch(self._exec, st)
+        self._last_stream = st
+        self.replays += 1
+
+    def release(self) -> None:
+        """Destroy the graph; its scratch returns to the pool once its last launch completes."""
+        if self.released:
+            return
+        rt = self.backend.runtime
+        if self._exec is not None:
+            rt.graph_exec_destroy(self._exec)
+        if self._graph is not None:
+            rt.graph_destroy(self._graph)
+        self.released = True
+        get_pool(self.backend)._release_graph(self.id, self._last_stream or self.stream)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def __del__(self):  # a forgotten graph must not leak its pinned scratch forever
+        try:
+            if not self.released and self._exec is not None:
+                self.release()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "released" if self.released else ("ready" if self.ready else "capturing")
+        return f"<rocsample Graph #{self.id} {state}, {self.replays} replays>"
+
+
+@contextlib.contextmanager
+def capture(stream, mode: str = "thread_local"):
+    """Capture the work issued on ``stream`` inside the block into a replayable :class:`Graph`.
+
+    Parameters
+    ----------
+    stream
+        Any stream rocsample accepts (not the default stream).
+    mode
+        ``"thread_local"`` (default), ``"global"`` or ``"relaxed"``, as in cuStreamBeginCapture.
+
+    Raises
+    ------
+    ScratchNotWarmed
+        From a call inside the block that needed unwarmed scratch; the capture is ended, the
+        partial graph destroyed, and the same stream can be prewarmed and captured again.
+    CaptureError
+        If the capture was invalidated (e.g. by an allocation on the device).
+
+    Note
+    ----
+    Nothing inside the block may allocate device memory or synchronize: pass device arrays,
+    prewarm scratch first (``Sampler.prewarm`` / ``rocsample.scratch.prewarm``).
+    """
+    be = get_backend()
+    st = be.stream(stream)
+    pool = get_pool(be)
+    g = Graph(be, st)
+    be.runtime.begin_capture(st, mode)
+    pool._begin_capture(st)
+    defer = be.cuda.defer_cleanup() if be.cuda is not None and hasattr(be.cuda, "defer_cleanup") else contextlib.nullcontext()
+    try:
+        with defer:  # numba must not free memory (cuMemFree) while the capture is open
+            yield g
+    except BaseException:
+        graph = None
+        try:
+            graph = be.runtime.end_capture(st)
+        except Exception:
+            pass  # invalidated: the driver has already dropped it
+        if graph is not None:
+            be.runtime.graph_destroy(graph)
+        pool._end_capture(st, None)
+        raise
+    try:
+        graph = be.runtime.end_capture(st)
+    except Exception:
+        pool._end_capture(st, None)
+        raise
+    try:
+        exec_ = be.runtime.instantiate(graph)
+    except Exception:
+        be.runtime.graph_destroy(graph)
+        pool._end_capture(st, None)
+        raise
+    g._graph, g._exec = graph, exec_
+    pool._end_capture(st, g.id)
+
+
+def copy_to_device(dst, host, stream) -> None:
+    """Stream-ordered host-to-device copy into ``dst`` (for graph inputs between replays)."""
+    be = get_backend()
+    be.copy_to_device(dst, host, be.stream(stream))
+
+
+__all__ = ["Graph", "capture", "copy_to_device"]

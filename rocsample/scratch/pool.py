@@ -1,0 +1,313 @@
+"""Scratch ownership: buffers keyed by (device, stream, purpose), safe under capture.
+
+The defect class this prevents (issue #5): partial buffers and their capacity kept in
+process-wide statics, so two streams overwrote each other's partials between the two sampling
+kernels, a second device reused the first device's pointer, host updates raced, and a graph
+captured on first use kept scratch that a graph node had allocated.
+
+Rules
+-----
+- A buffer belongs to exactly one (device, stream handle, purpose) entry, or to one graph.
+- During capture (the stream is capturing, or a global-mode capture is active on the device) a
+  request larger than the entry's capacity raises ScratchNotWarmed *before* any allocation and
+  before anything is published. A capture found invalidated raises CaptureError.
+- A buffer served during a capture is pinned to it. When a capture made by
+  ``rocsample.graphs.capture`` ends, its buffers leave the stream's entry and belong to the graph
+  alone (the stream is given a fresh buffer of the same size right away), so replays never alias
+  uncaptured work on any stream. A buffer pinned by a capture rocsample did not start (say,
+  torch.cuda.graph) is never freed: rocsample cannot see when that graph dies.
+- Buffers displaced by growth or trim, and those of released graphs, are freed only after an
+  event recorded on their last stream has completed (no host-wide synchronize).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+
+from ..backends import CaptureStatus, Stream, get_backend
+from ..errors import CaptureError, ScratchNotWarmed
+
+_ALIGN = 256  # bytes; every capacity is a multiple, so typed views of any dtype stay aligned
+
+
+def _round_up(n: int) -> int:
+    return max(_ALIGN, (int(n) + _ALIGN - 1) // _ALIGN * _ALIGN)
+
+
+@dataclass
+class _Entry:
+    alloc: object = None  # backends.base.Allocation or None
+
+
+@dataclass
+class _CaptureRecord:
+    """What one capture pinned; owned by a graphs.Graph once the capture ends."""
+
+    device: int
+    stream: int
+    allocs: list = field(default_factory=list)
+    keys: set = field(default_factory=set)
+    external: bool = False
+
+
+class ScratchPool:
+    """Per-process scratch pool; one lock per device.
+
+    Locking: ``_dev_locks_guard`` guards ``_dev_locks``. Each device's lock guards every entry
+    of that device in ``_entries``, the records of that device in ``_captures``, and that
+    device's items in ``_retired``. ``_graph_records`` (graph-owned records) is guarded by the
+    lock of the record's device. No lock is held while calling user code.
+    """
+
+    def __init__(self, backend=None) -> None:
+        self._backend = backend
+        self._dev_locks_guard = threading.Lock()
+        self._dev_locks: dict[int, threading.RLock] = {}
+        self._entries: dict[tuple[int, int, str], _Entry] = {}
+        self._captures: dict[tuple[int, int], _CaptureRecord] = {}
+        self._graph_records: dict[int, _CaptureRecord] = {}
+        self._retired: list[tuple[object, object]] = []  # (allocation, event)
+        self._pins: dict[int, int] = {}  # allocation ptr -> number of capture records holding it
+
+    # ---- helpers ------------------------------------------------------------------------------
+    @property
+    def backend(self):
+        return self._backend if self._backend is not None else get_backend()
+
+    def _lock(self, device: int) -> threading.RLock:
+        with self._dev_locks_guard:
+            lk = self._dev_locks.get(device)
+            if lk is None:
+                lk = self._dev_locks[device] = threading.RLock()
+            return lk
+
+    def _capturing(self, rt, st) -> bool:
+        status = rt.capture_status(st)
+        if status is CaptureStatus.INVALIDATED:
+            raise CaptureError(
+                f"stream {st.handle:#x} on device {st.device}: its capture was invalidated; end it "
+                "(rocsample.graphs.capture does) and capture again"
+            )
+        return status is CaptureStatus.ACTIVE or rt.global_capture_active(st.device)
+
+    # ---- the public operations ---------------------------------------------------------------
+    def request(self, stream, nbytes: int, purpose: str = "default"):
+        """A uint8 device array of at least ``nbytes`` owned by (device, stream, purpose).
+
+        Raises
+        ------
+        ScratchNotWarmed
+            If the stream is capturing and more than the warmed capacity is asked for.
+        CaptureError
+            If the stream's capture was invalidated.
+        """
+        if int(nbytes) < 0:
+            raise ValueError(f"nbytes: expected a non-negative integer, got {nbytes}")
+        be = self.backend
+        rt = be.runtime
+        st = be.stream(stream)
+        key = (st.device, st.handle, purpose)
+        with self._lock(st.device):
+            capturing = self._capturing(rt, st)  # first: nothing below may run when refused
+            entry = self._entries.get(key)
+            have = entry.alloc.nbytes if entry is not None and entry.alloc is not None else 0
+            if capturing:
+                if nbytes > have:
+                    raise ScratchNotWarmed(
+                        f"stream {st.handle:#x} on device {st.device} is capturing and '{purpose}' "
+                        f"scratch needs {int(nbytes)} bytes, but {have} bytes are warmed; call "
+                        "rocsample.scratch.prewarm(stream, ...) (or Sampler.prewarm) before capture"
+                    )
+                self._pin(st, key, entry.alloc)
+                return entry.alloc.array
+            self._collect()
+            if nbytes <= have:
+                return entry.alloc.array
+            new = rt.mem_alloc(_round_up(nbytes), st.device)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+            old, entry.alloc = entry.alloc, new
+            if old is not None:
+                self._retire(old, st)
+            return new.array
+
+    def prewarm(self, stream, sizes) -> None:
+        """Size a stream's scratch ahead of capture.
+
+        ``sizes`` is a byte count (purpose ``"default"``) or a mapping ``{purpose: nbytes}``.
+        """
+        items = sizes.items() if isinstance(sizes, dict) else [("default", sizes)]
+        for purpose, n in items:
+            self.request(stream, int(n), purpose)
+
+    def capacity(self, stream, purpose: str = "default") -> int:
+        be = self.backend
+        st = be.stream(stream)
+        with self._lock(st.device):
+            e = self._entries.get((st.device, st.handle, purpose))
+            return e.alloc.nbytes if e is not None and e.alloc is not None else 0
+
+    def trim(self, stream=None, device: int | None = None) -> int:
+        """Give back the buffers of one stream (or every stream of a device, or all).
+
+        Buffers pinned by a live graph stay with the graph. Returns the bytes retired.
+        """
+        be = self.backend
+        st = be.stream(stream) if stream is not None else None
+        devices = [st.device] if st is not None else (
+            [device] if device is not None else sorted({k[0] for k in list(self._entries)})
+        )
+        total = 0
+        for dev in devices:
+            with self._lock(dev):
+                if be.runtime.global_capture_active(dev):
+                    continue  # a free now would invalidate someone's capture
+                for key in [k for k in self._entries if k[0] == dev]:
+                    if st is not None and key[1] != st.handle:
+                        continue
+                    if be.runtime.capture_status(Stream(key[1], dev, 0)) is not CaptureStatus.NONE:
+                        continue
+                    e = self._entries.pop(key)
+                    if e.alloc is not None:
+                        total += e.alloc.nbytes
+                        self._retire(e.alloc, Stream(key[1], dev, 0))
+                self._collect()
+        return total
+
+    def stats(self) -> dict:
+        """Bytes per (device, stream), pinned buffers, live graphs, pending frees, runtime counts."""
+        by_stream: dict[tuple[int, int], int] = {}
+        for (dev, h, _), e in list(self._entries.items()):
+            if e.alloc is not None:
+                by_stream[(dev, h)] = by_stream.get((dev, h), 0) + e.alloc.nbytes
+        rt = self.backend.runtime
+        return {
+            "bytes_by_stream": by_stream,
+            "pinned_buffers": sum(1 for v in self._pins.values() if v > 0),
+            "live_graphs": len(self._graph_records),
+            "active_captures": len(self._captures),
+            "pending_frees": len(self._retired),
+            "alloc_calls": rt.alloc_calls,
+            "free_calls": rt.free_calls,
+        }
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        streams = ", ".join(f"dev{d}/stream{h:#x}: {b} B" for (d, h), b in sorted(s["bytes_by_stream"].items()))
+        return (
+            f"<ScratchPool {streams or 'empty'}; pinned={s['pinned_buffers']} "
+            f"graphs={s['live_graphs']} pending_frees={s['pending_frees']}>"
+        )
+
+    def buffers(self, stream) -> dict[str, int]:
+        """{purpose: device pointer} of a stream's current buffers (for tests and debugging)."""
+        st = self.backend.stream(stream)
+        with self._lock(st.device):
+            return {
+                k[2]: e.alloc.ptr
+                for k, e in self._entries.items()
+                if k[0] == st.device and k[1] == st.handle and e.alloc is not None
+            }
+
+    # ---- capture bookkeeping (called by rocsample.graphs) ------------------------------------
+    def _pin(self, st, key, alloc) -> None:
+        ck = (st.device, st.handle)
+        rec = self._captures.get(ck)
+        if rec is None:  # a capture rocsample did not start: pinned for good
+            rec = self._captures[ck] = _CaptureRecord(st.device, st.handle, external=True)
+        if all(a is not alloc for a in rec.allocs):
+            rec.allocs.append(alloc)
+            rec.keys.add(key)
+            self._pins[alloc.ptr] = self._pins.get(alloc.ptr, 0) + 1
+
+    def _begin_capture(self, st) -> None:
+        with self._lock(st.device):
+            self._captures[(st.device, st.handle)] = _CaptureRecord(st.device, st.handle)
+
+    def _end_capture(self, st, graph_id: int | None) -> None:
+        """Hand the capture's buffers to the graph (or unpin them if the capture failed)."""
+        be = self.backend
+        with self._lock(st.device):
+            rec = self._captures.pop((st.device, st.handle), None)
+            if rec is None:
+                return
+            if graph_id is None:
+                for a in rec.allocs:
+                    self._pins[a.ptr] -= 1
+                return
+            self._graph_records[graph_id] = rec
+            for key in rec.keys:
+                e = self._entries.get(key)
+                if e is not None and any(e.alloc is a for a in rec.allocs):
+                    n = e.alloc.nbytes
+                    e.alloc = None
+                    if not be.runtime.global_capture_active(st.device):
+                        e.alloc = be.runtime.mem_alloc(n, st.device)  # re-warm the stream
+
+    def _release_graph(self, graph_id: int, last_stream) -> None:
+        be = self.backend
+        rec = self._graph_records.get(graph_id)
+        if rec is None:
+            return
+        with self._lock(rec.device):
+            self._graph_records.pop(graph_id, None)
+            ev = be.runtime.event_record(last_stream) if last_stream is not None else None
+            for a in rec.allocs:
+                self._pins[a.ptr] -= 1
+                if self._pins[a.ptr] == 0 and not self._is_current(a):
+                    self._retired.append((a, ev))
+            self._collect()
+
+    def _is_current(self, alloc) -> bool:
+        return any(e.alloc is alloc for e in self._entries.values())
+
+    def _retire(self, alloc, st) -> None:
+        if self._pins.get(alloc.ptr, 0) > 0:
+            return  # the graph holding it frees it on release
+        self._retired.append((alloc, self.backend.runtime.event_record(st)))
+
+    def _collect(self) -> None:
+        rt = self.backend.runtime
+        keep = []
+        for alloc, ev in self._retired:
+            if self._pins.get(alloc.ptr, 0) > 0:
+                keep.append((alloc, ev))
+                continue
+            done = ev is None or rt.event_query(ev)
+            if done and not rt.global_capture_active(alloc.device):
+                if ev is not None:
+                    rt.event_destroy(ev)
+                self._pins.pop(alloc.ptr, None)
+                rt.mem_free(alloc)
+            else:
+                keep.append((alloc, ev))
+        self._retired = keep
+
+    def check_invariants(self) -> None:
+        """Raise RuntimeError if the pool's invariants are broken (used by the tests)."""
+        with contextlib.ExitStack() as stack:
+            for dev in sorted(self._dev_locks):
+                stack.enter_context(self._lock(dev))
+            self._check_invariants_locked()
+
+    def _check_invariants_locked(self) -> None:
+        seen: dict[int, tuple] = {}
+        for key, e in self._entries.items():
+            if e.alloc is None:
+                continue
+            if e.alloc.freed:
+                raise RuntimeError(f"entry {key} holds a freed buffer")
+            if e.alloc.device != key[0]:
+                raise RuntimeError(f"entry {key} holds a buffer of device {e.alloc.device}")
+            if e.alloc.ptr in seen:
+                raise RuntimeError(f"buffer {e.alloc.ptr:#x} shared by {seen[e.alloc.ptr]} and {key}")
+            seen[e.alloc.ptr] = key
+        for rec in list(self._graph_records.values()) + list(self._captures.values()):
+            for a in rec.allocs:
+                if a.freed:
+                    raise RuntimeError(f"graph-held buffer {a.ptr:#x} was freed")
+        for ptr, n in self._pins.items():
+            if n < 0:
+                raise RuntimeError(f"negative pin count for {ptr:#x}")

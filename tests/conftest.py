@@ -1,0 +1,72 @@
+"""Test options: ``--backend NAME`` (hip, cuda, sim, cpu; default cpu) and ``--run-slow``.
+
+A GPU backend that was asked for and cannot run is an error for the whole session, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import numpy as np
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--backend", default=os.environ.get("ROCSAMPLE_BACKEND", "cpu"),
+                     choices=["hip", "cuda", "sim", "cpu"], help="backend the device tests run on")
+    parser.addoption("--run-slow", action="store_true", help="also run tests marked slow")
+
+
+def pytest_configure(config):
+    name = config.getoption("--backend")
+    os.environ["ROCSAMPLE_BACKEND"] = name
+    if name == "sim":
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    import rocsample
+
+    try:
+        rocsample.use_backend(name)
+    except rocsample.BackendUnavailable as e:
+        raise pytest.UsageError(f"--backend {name} was asked for but cannot run: {e}") from e
+
+
+def pytest_collection_modifyitems(config, items):
+    name = config.getoption("--backend")
+    run_slow = config.getoption("--run-slow")
+    gpu = name in ("cuda", "hip")
+    for item in items:
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(pytest.mark.skip(reason="slow: pass --run-slow"))
+        if "gpu" in item.keywords and not gpu:
+            item.add_marker(pytest.mark.skip(reason=f"gpu: needs --backend cuda or hip, not {name}"))
+        for vendor in ("cuda", "hip"):
+            if vendor in item.keywords and name != vendor:
+                item.add_marker(pytest.mark.skip(reason=f"{vendor}-specific test"))
+
+
+@pytest.fixture(scope="session")
+def backend():
+    import rocsample
+
+    return rocsample.get_backend()
+
+
+@pytest.fixture
+def rng(request):
+    # A fresh, reproducible stream of random inputs per test.
+    seed = zlib.crc32(request.node.nodeid.encode())
+    return np.random.default_rng(seed)
+
+
+@pytest.fixture
+def new_stream(backend):
+    """Make streams of the current backend (the emulated ones on cpu and sim)."""
+    made = []
+
+    def make(device=None):
+        s = backend.runtime.new_stream(device)
+        made.append(s)
+        return s
+
+    yield make
