@@ -43,17 +43,19 @@ class Vendor:
 
 
 def _find_hip_runtime() -> str | None:
-    for name in ("libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"):
+    """The HIP runtime library that actually loads, or None."""
+    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
+    candidates = ["libamdhip64.so", "libamdhip64.so.7", os.path.join(rocm, "lib", "libamdhip64.so")]
+    found = ctypes.util.find_library("amdhip64")
+    if found:
+        candidates.append(found)
+    for name in candidates:
         try:
             ctypes.CDLL(name)
             return name
         except OSError:
             continue
-    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
-    path = os.path.join(rocm, "lib", "libamdhip64.so")
-    if os.path.exists(path):
-        return path
-    return ctypes.util.find_library("amdhip64")
+    return None
 
 
 def load() -> GpuBackend:

@@ -29,6 +29,10 @@ def dtype_of(obj) -> str:
 class NumbaBackend(Backend):
     """Backends whose arrays are numba device arrays (real or simulated)."""
 
+    def _is_own_array(self, obj) -> bool:
+        """A device array of this backend's numba (the simulator's have no CUDA interface)."""
+        return False
+
     def as_array(self, obj, name: str, stream: Stream | None = None, *, copy_host: bool = True):
         cuda = self.cuda
         st = stream if stream is not None else self.stream(None)
@@ -40,7 +44,9 @@ class NumbaBackend(Backend):
             if dtype_of(obj) == "bfloat16":  # ml_dtypes bfloat16: keep the bits
                 host = obj.view(np.uint16)
             return cuda.to_device(host, stream=st.numba)
-        if cuda.is_cuda_array(obj):
+        if self._is_own_array(obj):
+            return obj
+        if not isinstance(obj, np.ndarray) and hasattr(obj, "__cuda_array_interface__"):
             if dtype_of(obj) == "bfloat16":
                 cai = dict(obj.__cuda_array_interface__)
                 cai["typestr"] = "<u2"

@@ -45,6 +45,14 @@ class SimBackend(NumbaBackend):
             "sim", cuda, EmulatedRuntime(alloc_array=lambda n: cuda.device_array(n, dtype=np.uint8))
         )
 
+    def _is_own_array(self, obj) -> bool:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return isinstance(obj, FakeCUDAArray)
+
+    def is_device_array(self, obj) -> bool:
+        return self._is_own_array(obj) or super().is_device_array(obj)
+
     def warp_size(self, device=None) -> int:
         # The simulator has no wavefront; ROCSAMPLE_SIM_WARP=64 exercises wave64 layouts.
         return int(os.environ.get("ROCSAMPLE_SIM_WARP", "32"))

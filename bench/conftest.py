@@ -1,0 +1,42 @@
+"""pytest-benchmark suites: ``make bench`` (or ``pytest bench --backend cuda --benchmark-only``).
+
+Each benchmark times the operation *to a finished result* (launch + synchronize), with peers
+(PyTorch where installed, the NumPy reference) on the same inputs in the same run, and records in
+``extra_info``: bytes moved, effective GB/s, the memory floor (bytes / measured device copy
+bandwidth) and the ratio to it, plus the median device time from events.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--backend", default=os.environ.get("ROCSAMPLE_BACKEND", ""),
+                     help="backend to benchmark (default: auto)")
+    parser.addoption("--bench-quick", action="store_true", help="fewer shapes (CI smoke)")
+
+
+def pytest_configure(config):
+    name = config.getoption("--backend")
+    if name:
+        os.environ["ROCSAMPLE_BACKEND"] = name
+        if name == "sim":
+            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+
+@pytest.fixture(scope="session")
+def backend():
+    import rocsample
+
+    return rocsample.get_backend()
+
+
+@pytest.fixture(scope="session")
+def copy_bandwidth(backend):
+    """Measured device copy bandwidth in bytes/s (read + write), the floor's denominator."""
+    from .common import measure_copy_bandwidth
+
+    return measure_copy_bandwidth(backend)

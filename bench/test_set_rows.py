@@ -1,0 +1,132 @@
+"""set_rows benchmarks: decode (1 row into a 4096-row ring), prefill (512 rows), large (64K x 4096).
+
+Each case runs rocsample's set_rows for dst f32, f16 and q8_0 (src float32, ne0 = 4096 unless
+noted), timed to a finished result with device events, and records the bytes moved (src read +
+dst rows written + idx), effective GB/s and the ratio to the memory floor (bytes / measured
+device copy bandwidth) in ``extra_info``. Peers on the same inputs in the same run: PyTorch
+``index_copy_`` (after a ``.to(dtype)`` cast for f16; no q8_0 peer in torch), and the NumPy
+reference. ``checked`` is the default eager call (it synchronizes once to raise on a bad index);
+``unchecked`` is ``check_bounds=False`` (no host round trip, as inside a graph).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from rocsample.reference import set_rows as ref
+from rocsample.reference.quant import BLOCK_BYTES
+
+from .common import device_time, record, torch_cuda
+
+sr = importlib.import_module("rocsample.set_rows")  # the module; rocsample.set_rows may be the function
+
+NE0 = 4096
+CASES = {
+    "decode": dict(n_rows=4096, n_src=1),
+    "prefill": dict(n_rows=4096, n_src=512),
+    "large": dict(n_rows=65536, n_src=65536),
+}
+DTYPES = ["f32", "f16", "q8_0"]
+
+
+def _row_bytes(t: str) -> int:
+    if t in BLOCK_BYTES:
+        return NE0 // 32 * BLOCK_BYTES[t]
+    return NE0 * (4 if t == "f32" else 2)
+
+
+def _sizes(request, backend, case):
+    c = dict(CASES[case])
+    if backend.name == "sim" or not backend.is_device or request.config.getoption("--bench-quick"):
+        # keep CPU / simulator runs short: same shape family, fewer rows
+        c = {k: min(v, 64 if backend.name != "sim" else 2) for k, v in c.items()}
+    return c
+
+
+def _inputs(t, n_rows, n_src, rng):
+    src = rng.standard_normal((n_src, NE0)).astype(np.float32)
+    idx = rng.permutation(n_rows)[:n_src].astype(np.int64)
+    if t in BLOCK_BYTES:
+        dst = np.zeros((n_rows, _row_bytes(t)), np.uint8)
+    else:
+        dst = np.zeros((n_rows, NE0), np.float32 if t == "f32" else np.float16)
+    return dst, src, idx
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("t", DTYPES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_set_rows(benchmark, request, backend, copy_bandwidth, case, t, checked):
+    c = _sizes(request, backend, case)
+    rng = np.random.default_rng(0)
+    dst, src, idx = _inputs(t, c["n_rows"], c["n_src"], rng)
+    moved = src.nbytes + idx.nbytes + c["n_src"] * _row_bytes(t)
+    if backend.is_device:
+        st = backend.stream(None)
+        d, s, i = (backend.as_array(a, n, st) for a, n in ((dst, "dst"), (src, "src"), (idx, "idx")))
+
+        def fn():
+            sr.set_rows(d, s, i, dst_type=t, check_bounds=checked)
+
+        def finished():
+            fn()
+            backend.synchronize()
+    else:
+
+        def fn():
+            sr.set_rows(dst, src, idx, dst_type=t)
+
+        finished = fn
+    benchmark(finished)
+    dev_s = device_time(backend, fn)
+    record(benchmark, bytes_moved=moved, device_s=dev_s, copy_bw=copy_bandwidth, case=case,
+           dst_type=t, checked=checked, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
+
+
+@pytest.mark.parametrize("t", DTYPES)
+@pytest.mark.parametrize("case", list(CASES))
+def test_reference_peer(benchmark, request, backend, copy_bandwidth, case, t):
+    c = _sizes(request, backend, case)
+    if case == "large" and t == "q8_0":
+        c = {k: min(v, 4096) for k, v in c.items()}  # the NumPy quantizer is slow; same per-row cost
+    rng = np.random.default_rng(0)
+    dst, src, idx = _inputs(t, c["n_rows"], c["n_src"], rng)
+    moved = src.nbytes + idx.nbytes + c["n_src"] * _row_bytes(t)
+
+    def fn():
+        ref.set_rows(dst, src, idx, dst_type=t)
+
+    benchmark(fn)
+    s = benchmark.stats.stats.median if getattr(benchmark, "stats", None) else 1.0
+    record(benchmark, bytes_moved=moved, device_s=s, copy_bw=copy_bandwidth, peer="numpy-reference",
+           case=case, dst_type=t, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_torch_index_copy_peer(benchmark, request, backend, copy_bandwidth, case, t):
+    torch = torch_cuda()
+    if torch is None or backend.name not in ("cuda", "hip"):
+        pytest.skip("PyTorch with a GPU is not available here")
+    from .common import torch_device_time
+
+    c = _sizes(request, backend, case)
+    dt = torch.float32 if t == "f32" else torch.float16
+    dst = torch.zeros((c["n_rows"], NE0), dtype=dt, device="cuda")
+    src = torch.randn((c["n_src"], NE0), dtype=torch.float32, device="cuda")
+    idx = torch.randperm(c["n_rows"], device="cuda")[: c["n_src"]]
+    moved = src.numel() * 4 + idx.numel() * 8 + c["n_src"] * NE0 * dst.element_size()
+
+    def fn():
+        dst.index_copy_(0, idx, src.to(dt))  # the cast is part of the op for f16
+
+    def finished():
+        fn()
+        torch.cuda.synchronize()
+
+    benchmark(finished)
+    record(benchmark, bytes_moved=moved, device_s=torch_device_time(torch, fn), copy_bw=copy_bandwidth,
+           peer="torch.index_copy_", case=case, dst_type=t, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)

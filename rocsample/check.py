@@ -1,0 +1,147 @@
+"""Device gate: ``python -m rocsample.check --backend hip`` (or ``cuda``).
+
+Prints the device (name, wavefront size, compute units, copy bandwidth measured on it), runs the
+device test suite including tests/regress, runs a short benchmark of greedy, full-chain sampling
+and set_rows against that device's measured floor, writes a JSON report, and ends with one
+PASS/FAIL line. It exits non-zero on any failure, on any skipped device test, or when the backend
+is unavailable: a CPU-only skip never counts as passing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _device_info(be) -> dict:
+    from bench.common import measure_copy_bandwidth  # noqa: PLC0415 - only with the source tree
+
+    return {
+        "backend": be.name,
+        "name": be.device_name(),
+        "wavefront": be.warp_size(),
+        "compute_units": be.compute_units(),
+        "devices": be.runtime.device_count(),
+        "copy_bandwidth_GBps": round(measure_copy_bandwidth(be) / 1e9, 1),
+    }
+
+
+def _run_tests(backend: str, junit: Path, extra: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "pytest", "tests", "--backend", backend, "-q", "-p", "no:cacheprovider",
+           f"--junitxml={junit}", "-rs", *extra]
+    print("$", " ".join(cmd), flush=True)
+    t0 = time.time()
+    proc = subprocess.run(cmd, cwd=_ROOT, text=True)
+    res = {"command": " ".join(cmd), "exit_code": proc.returncode, "seconds": round(time.time() - t0, 1)}
+    try:
+        import xml.etree.ElementTree as ET
+
+        root = ET.parse(junit).getroot()
+        suite = root if root.tag == "testsuite" else root.find("testsuite")
+        for k in ("tests", "failures", "errors", "skipped"):
+            res[k] = int(suite.get(k, 0))
+        res["skipped_tests"] = [
+            f"{tc.get('classname')}::{tc.get('name')}: {sk.get('message', '')}"
+            for tc in suite.iter("testcase") for sk in tc.findall("skipped")
+        ]
+    except Exception as e:  # a crash before the report was written
+        res["report_error"] = repr(e)
+    return res
+
+
+def _allowed_skip(msg: str) -> bool:
+    # Skips that say nothing about this device's health: opt-in slow tests are run by the gate,
+    # and multi-GPU tests on a one-GPU machine are reported but cannot run.
+    return "needs two devices" in msg or "needs two" in msg
+
+
+def _bench(be) -> dict:
+    import numpy as np
+
+    import rocsample
+    from bench.common import device_time, measure_copy_bandwidth
+
+    bw = measure_copy_bandwidth(be)
+    rng = np.random.default_rng(0)
+    out = {}
+    rows, vocab = 64, 151936
+    x = be.as_array(rng.standard_normal((rows, vocab)).astype(np.float32), "logits")
+    for label, kw in {
+        "greedy": dict(temperature=0.0),
+        "full_chain": dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8),
+    }.items():
+        sp = rocsample.Sampler(rows, vocab, "float32", **kw)
+        t = device_time(be, lambda sp=sp: sp(x, seed=1, position=0, check=False))
+        floor = x.nbytes / bw
+        out[label] = {"shape": [rows, vocab], "us": round(t * 1e6, 2), "floor_us": round(floor * 1e6, 2),
+                      "ratio_to_floor": round(t / floor, 2)}
+    dst = be.as_array(np.zeros((1, 1, 65536, 4096), np.float16), "dst")
+    src = be.as_array(rng.standard_normal((1, 1, 65536, 4096)).astype(np.float32), "src")
+    idx = be.as_array(rng.permutation(65536).astype(np.int64).reshape(1, 1, -1), "idx")
+    t = device_time(be, lambda: rocsample.set_rows(dst, src, idx), iters=20)
+    nbytes = 65536 * 4096 * (4 + 2) + 65536 * 8
+    out["set_rows_f16_64k_x_4096"] = {"us": round(t * 1e6, 2), "floor_us": round(nbytes / bw * 1e6, 2),
+                                     "ratio_to_floor": round(t / (nbytes / bw), 2)}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rocsample.check", description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", required=True, choices=["hip", "cuda"])
+    ap.add_argument("--report", default="rocsample-check.json", help="where to write the JSON report")
+    ap.add_argument("--quick", action="store_true", help="skip --run-slow tests")
+    args = ap.parse_args(argv)
+    report: dict = {"backend": args.backend, "python": platform.python_version(),
+                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    verdict, why = "FAIL", []
+    try:
+        os.environ["ROCSAMPLE_BACKEND"] = args.backend
+        import rocsample
+
+        be = rocsample.use_backend(args.backend)
+    except Exception as e:  # BackendUnavailable, with what to install
+        report["error"] = f"{type(e).__name__}: {e}"
+        print(report["error"])
+        why.append("backend unavailable")
+    else:
+        info = _device_info(be)
+        report["device"] = info
+        print("device:", ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
+        junit = Path(args.report).with_suffix(".junit.xml")
+        tests = _run_tests(args.backend, junit, [] if args.quick else ["--run-slow"])
+        report["tests"] = tests
+        bad_skips = [s for s in tests.get("skipped_tests", []) if not _allowed_skip(s)]
+        report["disallowed_skips"] = bad_skips
+        if tests["exit_code"] != 0:
+            why.append(f"pytest exited {tests['exit_code']}")
+        if bad_skips:
+            why.append(f"{len(bad_skips)} device test(s) skipped")
+        if not tests.get("tests"):
+            why.append("no test ran")
+        try:
+            report["benchmark"] = _bench(be)
+            for k, v in report["benchmark"].items():
+                print(f"bench {k}: {v}")
+        except Exception as e:
+            report["benchmark_error"] = f"{type(e).__name__}: {e}"
+            why.append("benchmark failed")
+        if not why:
+            verdict = "PASS"
+    report["verdict"] = verdict
+    report["reasons"] = why
+    Path(args.report).write_text(json.dumps(report, indent=2))
+    print(f"{verdict}: rocsample on {args.backend}" + (f" ({'; '.join(why)})" if why else "")
+          + f" — report {args.report}")
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

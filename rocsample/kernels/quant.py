@@ -1,0 +1,353 @@
+"""Device converters and 32-value block quantizers, bit-identical to ``rocsample.reference.quant``.
+
+``build(cuda)`` returns a namespace of device functions compiled for the given numba CUDA-dialect
+module (numba.cuda, numba.hip posing as it, or the simulator). Rules that keep the bytes exact:
+
+- All float constants are float32 globals: a Python float literal would type as float64 in numba
+  and promote the whole expression.
+- A product that is followed by an add goes through ``_mul``: NVVM contracts ``a*b + c`` into
+  ``fma.rn.f32`` by default (seen in the PTX of numba-cuda 0.30), which skips the rounding of the
+  product that ggml's portable x86 build performs. ``libdevice.fmul_rn`` (``__fmul_rn``) is never
+  fused. The simulator and backends without libdevice multiply plainly (they do not contract).
+- Float-to-int conversions reproduce x86 ``cvttss2si`` (NaN / out of range -> INT32_MIN) instead
+  of the GPU's saturating ``cvt.rzi``, because ggml's reference was defined on x86.
+- Bit reinterpretation goes through a one-element local array and ``.view`` (no vendor intrinsic),
+  and half / bfloat16 rounding is done with integer operations.
+
+Block type codes (``QTYPE_CODES``) are the order of ``reference.quant.BLOCK_BYTES``.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from ..reference.quant import BLOCK_BYTES, KVALUES_IQ4NL
+
+QTYPE_CODES = {name: i for i, name in enumerate(BLOCK_BYTES)}
+FLOAT_CODES = {"f32": 0, "f16": 1, "bf16": 2}
+
+_F = np.float32
+_KVF = KVALUES_IQ4NL.astype(np.float32)
+# midpoints of consecutive levels, doubled (best_index_int8 compares x + x against these)
+_MID2 = np.zeros(16, dtype=np.float32)
+_MID2[1:] = (KVALUES_IQ4NL[:-1].astype(np.int32) + KVALUES_IQ4NL[1:].astype(np.int32)).astype(np.float32)
+
+
+def build(cuda):
+    F0 = _F(0.0)
+    F1 = _F(1.0)
+    F_HALF = _F(0.5)
+    F_M8 = _F(-8.0)
+    F_M16 = _F(-16.0)
+    F_15 = _F(15.0)
+    F_31 = _F(31.0)
+    F_127 = _F(127.0)
+    F_M127 = _F(-127.0)
+    F_8_5 = _F(8.5)
+    F_16_5 = _F(16.5)
+    F_LO = _F(-2147483648.0)
+    F_HI = _F(2147483648.0)
+    EPS = _F(1e-15)
+    KVF = _KVF
+    MID2 = _MID2
+    f32 = np.float32
+    i64 = np.int64
+
+    lib = getattr(cuda, "libdevice", None)
+    fmul_rn = getattr(lib, "fmul_rn", None) if lib is not None else None
+
+    if fmul_rn is not None:
+
+        @cuda.jit(device=True)
+        def _mul(a, b):
+            return fmul_rn(a, b)
+
+    else:
+
+        @cuda.jit(device=True)
+        def _mul(a, b):
+            return a * b
+
+    @cuda.jit(device=True)
+    def _f32_from_bits(u):
+        la = cuda.local.array(1, np.uint32)
+        la[0] = u
+        return la.view(np.float32)[0]
+
+    @cuda.jit(device=True)
+    def _bits_from_f32(x):
+        la = cuda.local.array(1, np.float32)
+        la[0] = x
+        return i64(la.view(np.uint32)[0])
+
+    @cuda.jit(device=True)
+    def _f16_to_f32_bits(h):
+        h = i64(h)
+        sign = (h & 0x8000) << 16
+        e = (h >> 10) & 0x1F
+        m = h & 0x3FF
+        if e == 31:
+            return sign | 0x7F800000 | (m << 13)
+        if e == 0:
+            if m == 0:
+                return sign
+            p = 9
+            while (m >> p) == 0:
+                p -= 1
+            return sign | ((p + 103) << 23) | ((m << (23 - p)) & 0x7FFFFF)
+        return sign | ((e + 112) << 23) | (m << 13)
+
+    @cuda.jit(device=True)
+    def _f32_bits_to_f16(u, scale_nan):
+        # scale_nan: a computed NaN is x86's default NaN (negative), stored as 0xFE00
+        u = i64(u)
+        sign = (u >> 16) & 0x8000
+        a = u & 0x7FFFFFFF
+        if a > 0x7F800000:
+            if scale_nan:
+                return i64(0xFE00)
+            return sign | 0x7E00 | ((a >> 13) & 0x3FF)
+        if a >= 0x477FF000:  # >= 65520 rounds to inf
+            return sign | 0x7C00
+        if a >= 0x38800000:  # normal half
+            m = a - 0x38000000
+            return sign | ((m + 0x0FFF + ((m >> 13) & 1)) >> 13)
+        if a <= 0x33000000:  # <= 2**-25 ties to even zero
+            return sign
+        e = a >> 23
+        mant = (a & 0x7FFFFF) | 0x800000
+        shift = 126 - e
+        h = mant >> shift
+        rem = mant & ((i64(1) << shift) - 1)
+        half = i64(1) << (shift - 1)
+        if rem > half or (rem == half and (h & 1) == 1):
+            h += 1
+        return sign | h
+
+    @cuda.jit(device=True)
+    def _f32_bits_to_bf16(u):
+        u = i64(u)
+        if (u & 0x7FFFFFFF) > 0x7F800000:
+            return (u >> 16) | 64
+        return (u + (0x7FFF + ((u >> 16) & 1))) >> 16
+
+    @cuda.jit(device=True)
+    def _cvtt(v):
+        if v >= F_LO and v < F_HI:
+            return i64(v)
+        return i64(-2147483648)
+
+    @cuda.jit(device=True)
+    def _as_int8(i):
+        return ((i & 0xFF) ^ 0x80) - 0x80
+
+    @cuda.jit(device=True)
+    def _put_half(dst, b3, b2, row, off, h):
+        dst[b3, b2, row, off] = h & 0xFF
+        dst[b3, b2, row, off + 1] = (h >> 8) & 0xFF
+
+    @cuda.jit(device=True)
+    def _scale_bits(d):
+        return _f32_bits_to_f16(_bits_from_f32(d), True)
+
+    @cuda.jit(device=True)
+    def _first_abs_max(xb):
+        amax = F0
+        mx = F0
+        for j in range(32):
+            a = abs(xb[j])
+            if amax < a:
+                amax = a
+                mx = xb[j]
+        return mx
+
+    @cuda.jit(device=True)
+    def _recip(d):
+        r = F0
+        if d != F0:
+            r = F1 / d
+        return r
+
+    @cuda.jit(device=True)
+    def _q4_0(xb, dst, b3, b2, row, off):
+        mx = _first_abs_max(xb)
+        d = mx / F_M8
+        idv = _recip(d)
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        for j in range(16):
+            q0 = min(15, _as_int8(_cvtt(_mul(xb[j], idv) + F_8_5))) & 0xFF
+            q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16], idv) + F_8_5))) & 0xFF
+            dst[b3, b2, row, off + 2 + j] = (q0 | (q1 << 4)) & 0xFF
+
+    @cuda.jit(device=True)
+    def _min_max(xb):
+        mn = xb[0]
+        mx = xb[0]
+        for j in range(1, 32):
+            v = xb[j]
+            if v < mn:
+                mn = v
+            if v > mx:
+                mx = v
+        return mn, mx
+
+    @cuda.jit(device=True)
+    def _q4_1(xb, dst, b3, b2, row, off):
+        mn, mx = _min_max(xb)
+        d = (mx - mn) / F_15
+        idv = _recip(d)
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        _put_half(dst, b3, b2, row, off + 2, _scale_bits(mn))
+        for j in range(16):
+            q0 = min(15, _as_int8(_cvtt(_mul(xb[j] - mn, idv) + F_HALF))) & 0xFF
+            q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16] - mn, idv) + F_HALF))) & 0xFF
+            dst[b3, b2, row, off + 4 + j] = (q0 | (q1 << 4)) & 0xFF
+
+    @cuda.jit(device=True)
+    def _q5_0(xb, dst, b3, b2, row, off):
+        mx = _first_abs_max(xb)
+        d = mx / F_M16
+        idv = _recip(d)
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        qh = i64(0)
+        for j in range(16):
+            q0 = min(31, _as_int8(_cvtt(_mul(xb[j], idv) + F_16_5))) & 0xFF
+            q1 = min(31, _as_int8(_cvtt(_mul(xb[j + 16], idv) + F_16_5))) & 0xFF
+            dst[b3, b2, row, off + 6 + j] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
+            qh |= ((q0 >> 4) & 1) << j
+            qh |= ((q1 >> 4) & 1) << (j + 16)
+        for k in range(4):
+            dst[b3, b2, row, off + 2 + k] = (qh >> (8 * k)) & 0xFF
+
+    @cuda.jit(device=True)
+    def _q5_1(xb, dst, b3, b2, row, off):
+        mn, mx = _min_max(xb)
+        d = (mx - mn) / F_31
+        idv = _recip(d)
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        _put_half(dst, b3, b2, row, off + 2, _scale_bits(mn))
+        qh = i64(0)
+        for j in range(16):
+            q0 = _cvtt(_mul(xb[j] - mn, idv) + F_HALF) & 0xFF
+            q1 = _cvtt(_mul(xb[j + 16] - mn, idv) + F_HALF) & 0xFF
+            dst[b3, b2, row, off + 8 + j] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
+            qh |= ((q0 >> 4) & 1) << j
+            qh |= ((q1 >> 4) & 1) << (j + 16)
+        for k in range(4):
+            dst[b3, b2, row, off + 4 + k] = (qh >> (8 * k)) & 0xFF
+
+    @cuda.jit(device=True)
+    def _roundf_cvtt(v):
+        # (int8_t)roundf(v): roundf is half away from zero; then cvttss2si
+        if not (v >= F_LO and v < F_HI):
+            return i64(-2147483648)
+        t = i64(v)
+        frac = abs(v - f32(t))
+        if frac >= F_HALF:
+            if v > F0:
+                t += 1
+            else:
+                t -= 1
+        return t
+
+    @cuda.jit(device=True)
+    def _q8_0(xb, dst, b3, b2, row, off):
+        amax = F0
+        for j in range(32):
+            a = abs(xb[j])
+            amax = amax if amax > a else a
+        d = amax / F_127
+        idv = _recip(d)
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        for j in range(32):
+            # rounded product: ptxas may fuse a plain mul.f32 into the roundf subtraction
+            dst[b3, b2, row, off + 2 + j] = _roundf_cvtt(_mul(xb[j], idv)) & 0xFF
+
+    @cuda.jit(device=True)
+    def _best_index(x):
+        # x is a rounded product (_mul): x + x must not fuse with it
+        x2 = x + x
+        idx = 0
+        step = 8
+        while step > 0:
+            j = idx + step
+            if x2 >= MID2[j]:
+                idx = j
+            step >>= 1
+        return idx
+
+    @cuda.jit(device=True)
+    def _iq4_nl(xb, dst, b3, b2, row, off):
+        amax = F0
+        mx = F0
+        for j in range(32):
+            a = abs(xb[j])
+            if a > amax:
+                amax = a
+                mx = xb[j]
+        if amax < EPS:
+            for k in range(18):
+                dst[b3, b2, row, off + k] = 0
+            return
+        d = mx / F_M127
+        idv = F1 / d
+        sumqx = F0
+        sumq2 = F0
+        for j in range(32):
+            x = xb[j]
+            q = KVF[_best_index(_mul(idv, x))]
+            wq = _mul(_mul(x, x), q)
+            sumqx = sumqx + _mul(wq, x)
+            sumq2 = sumq2 + _mul(wq, q)
+        d = F0
+        if sumq2 > F0:
+            d = sumqx / sumq2
+        _put_half(dst, b3, b2, row, off, _scale_bits(d))
+        for j in range(16):
+            l0 = _best_index(_mul(idv, xb[j]))
+            l1 = _best_index(_mul(idv, xb[j + 16]))
+            dst[b3, b2, row, off + 2 + j] = (l0 | (l1 << 4)) & 0xFF
+
+    @cuda.jit(device=True)
+    def quantize_block(code, xb, dst, b3, b2, row, off):
+        if code == 0:
+            _q4_0(xb, dst, b3, b2, row, off)
+        elif code == 1:
+            _q4_1(xb, dst, b3, b2, row, off)
+        elif code == 2:
+            _q5_0(xb, dst, b3, b2, row, off)
+        elif code == 3:
+            _q5_1(xb, dst, b3, b2, row, off)
+        elif code == 4:
+            _q8_0(xb, dst, b3, b2, row, off)
+        else:
+            _iq4_nl(xb, dst, b3, b2, row, off)
+
+    @cuda.jit(device=True)
+    def load_f32_bits(src, b3, b2, r, c, src_f16):
+        # the source is handed over as raw bits (uint32 for f32, uint16 for f16)
+        if src_f16:
+            return _f16_to_f32_bits(src[b3, b2, r, c])
+        return i64(src[b3, b2, r, c])
+
+    @cuda.jit(device=True)
+    def convert_bits(u, dst_code):
+        if dst_code == 0:
+            return u
+        if dst_code == 1:
+            return _f32_bits_to_f16(u, False)
+        return _f32_bits_to_bf16(u)
+
+    return types.SimpleNamespace(
+        quantize_block=quantize_block,
+        load_f32_bits=load_f32_bits,
+        convert_bits=convert_bits,
+        f32_from_bits=_f32_from_bits,
+        bits_from_f32=_bits_from_f32,
+        f16_to_f32_bits=_f16_to_f32_bits,
+        f32_bits_to_f16=_f32_bits_to_f16,
+        f32_bits_to_bf16=_f32_bits_to_bf16,
+        mul=_mul,
+    )

@@ -1,0 +1,1 @@
+"""The NumPy oracle every kernel is compared with (philox, sampling, quant, set_rows)."""

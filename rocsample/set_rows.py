@@ -1,0 +1,450 @@
+"""``set_rows`` (SPEC §3): ggml's GGML_OP_SET_ROWS on every backend, plus a ring-buffer helper.
+
+The launcher validates shapes and dtypes on the host, then runs the kernels of
+``rocsample.kernels.set_rows`` on one stream (reset, check, write). Bad indices never reach
+memory: the write kernel does nothing for a call whose check found one. How that error reaches
+the caller depends on the mode:
+
+- eager, ``check_bounds=True`` (default) and the stream is not capturing: the per-call error slot
+  is copied to the host, which synchronizes the stream, and ``IndexError`` is raised;
+- captured (or ``check_bounds=False``): nothing is synchronized; the first error is kept in a
+  per-(device, stream) device record that :func:`check_errors` turns into the same ``IndexError``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import _validate
+from .kernels import set_rows as _kern
+from .kernels.quant import FLOAT_CODES, QTYPE_CODES
+from .reference import set_rows as _ref
+from .reference.quant import BLOCK_BYTES
+
+__all__ = ["set_rows", "ring_write", "check_errors", "prewarm"]
+
+_FLOAT_BLOCK = 256  # threads per row in the float kernel (capped at the row, rounded to a warp)
+_QUANT_BLOCK = 128  # threads (= 32-value blocks) per row chunk; <= kernels.set_rows._QROWS_SHARED
+_MAX_GRID = 1 << 20  # row-loop kernels stride over rows past this many thread blocks
+_SLOT_BYTES = 32
+
+_lock = threading.Lock()  # guards _sticky and _sites
+_sticky: dict = {}  # (backend id, device, stream handle) -> device int64[4] / host record
+_sites: dict = {}  # (backend id, device, stream handle) -> {(idx shape, n_rows): site id}
+
+
+def _backend():
+    from .backends import get_backend
+
+    return get_backend()
+
+
+def _key(be, st):
+    return (id(be), st.device, st.handle)
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m
+
+
+def _capturing(be, st) -> bool:
+    from .backends.base import CaptureStatus
+
+    return be.runtime.capture_status(st) is not CaptureStatus.NONE
+
+
+def _site(be, st, idx_shape, n_rows) -> int:
+    with _lock:
+        table = _sites.setdefault(_key(be, st), {})
+        return table.setdefault((tuple(idx_shape), int(n_rows)), len(table))
+
+
+def _site_info(be, st, site):
+    with _lock:
+        for k, v in _sites.get(_key(be, st), {}).items():
+            if v == site:
+                return k
+    return None
+
+
+def _sticky_record(be, st):
+    """The device error record of (device, stream); allocated outside capture only."""
+    k = _key(be, st)
+    with _lock:
+        rec = _sticky.get(k)
+    if rec is not None:
+        return rec
+    if _capturing(be, st):
+        from .errors import CaptureError
+
+        raise CaptureError(
+            "set_rows: this stream has no error record yet and capture forbids allocating one; "
+            "call rocsample.set_rows.prewarm(stream, ...) or run set_rows once on it before capture"
+        )
+    rec = be.empty((4,), np.int64, st)
+    be.copy_to_device(rec, np.zeros(4, np.int64), st)
+    with _lock:
+        return _sticky.setdefault(k, rec)
+
+
+def _scratch(st, nbytes, purpose):
+    from . import scratch
+
+    return scratch.request(st, nbytes, purpose=purpose)
+
+
+def _expand(cuda, arr, nd: int):
+    """``arr`` with leading length-1 axes up to ``nd`` dims, always a view (never a copy)."""
+    k = nd - len(arr.shape)
+    if k <= 0:
+        return arr
+    if hasattr(arr, "_ary"):  # simulator array: numpy underneath
+        return type(arr)(arr._ary[(None,) * k])
+    cai = dict(arr.__cuda_array_interface__)
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:
+        itemsize = np.dtype(cai["typestr"]).itemsize
+        strides, acc = [], itemsize
+        for s in reversed(shape):
+            strides.append(acc)
+            acc *= max(s, 1)
+        strides = tuple(reversed(strides))
+    lead = int(np.prod(shape)) * np.dtype(cai["typestr"]).itemsize or 1
+    cai["shape"] = (1,) * k + shape
+    cai["strides"] = (lead,) * k + tuple(strides)
+    return cuda.from_cuda_array_interface(cai, owner=arr, sync=False)
+
+
+def _check_finite_host(src, dst_type):
+    bad = ~np.isfinite(src)
+    if bad.any():
+        pos = tuple(int(p) for p in np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), src.shape))
+        _validate.fail(
+            "src", f"finite values for a {dst_type} destination", f"{src[pos]} at position {pos}"
+        )
+
+
+def _dtype(obj) -> str:
+    from .backends.numba_arrays import dtype_of
+
+    return dtype_of(obj)
+
+
+def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
+    """Write rows of ``src`` into ``dst`` at the rows named by ``idx`` (ggml GGML_OP_SET_ROWS).
+
+    ``dst[b3, b2, idx[b3 % i3, b2 % i2, r], :] = convert(src[b3, b2, r, :])``.
+
+    Parameters
+    ----------
+    dst : array
+        ``(d3, d2, n_rows, W)``, fewer leading axes allowed; written in place. float32 (``f32``),
+        float16 (``f16``), uint16 bits or bfloat16 (``bf16``), or uint8 rows of ggml blocks for
+        ``q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl`` (``W = ne0 / 32 * bytes per block``; those rows
+        must be contiguous). Host (NumPy) or device (``__cuda_array_interface__``); a NumPy dst on
+        a GPU backend is copied over and back, synchronously.
+    src : array
+        ``(d3, d2, n_src, ne0)`` float32 or float16; row strides (views) are fine.
+    idx : array
+        ``(i3, i2, n_src)`` int32 or int64 with ``d3 % i3 == 0`` and ``d2 % i2 == 0``.
+    dst_type : str, optional
+        The destination type; None infers f32 / f16 / bf16 from dst's dtype.
+    stream : optional
+        Backend stream, raw handle, or an object with ``.cuda_stream``; None is the default stream.
+    check_bounds : bool
+        True: an eager call synchronizes the stream and raises on a bad index. False: never
+        synchronizes; bad indices are skipped (the call writes nothing) and reported by
+        :func:`check_errors`.
+
+    Returns
+    -------
+    array
+        ``dst``.
+
+    Raises
+    ------
+    IndexError
+        An index outside ``[0, n_rows)``, naming its position in ``idx`` and its value; dst is
+        left byte-for-byte unchanged.
+    ValueError, TypeError
+        Shape / broadcast mismatches, ne0 not a multiple of 32 for a quantized dst, wrong dtypes,
+        a dst too small, non-contiguous quantized rows, non-finite src for a quantized dst
+        (host src always; device src in eager checked calls) — all before any launch.
+
+    Example
+    -------
+    >>> import numpy as np, rocsample
+    >>> kv = np.zeros((4096, 128), np.float16)
+    >>> rocsample.set_rows(kv, np.ones((1, 128), np.float32), np.array([7]))  # doctest: +SKIP
+
+    Note
+    ----
+    Stream-ordered: three launches (reset, check, write) on ``stream``. Capturable once the stream
+    is warmed (:func:`prewarm`, or one eager call on it): under capture nothing synchronizes and a
+    bad index makes the replayed write a no-op and sets the stream's error record
+    (:func:`check_errors`). Duplicate destination rows: the highest source row wins.
+    """
+    be = _backend()
+    if not be.is_device:
+        return _set_rows_cpu(be, dst, src, idx, dst_type, stream)
+    st = be.stream(stream)
+    t = _ref.resolve_dst_type(dst, dst_type, _dtype(dst))
+    d4, s4, i3, _ = _ref.plan_shapes(dst, src, idx, t, dtypes=(_dtype(dst), _dtype(src), _dtype(idx)))
+    if s4[0] * s4[1] * s4[2] * s4[3] == 0:
+        return dst
+    if t in BLOCK_BYTES and isinstance(src, np.ndarray):
+        _check_finite_host(src, t)
+    if isinstance(dst, np.ndarray):
+        if _capturing(be, st):
+            be.check_not_capturing(st, "dst: a NumPy destination")
+        host = np.ascontiguousarray(dst)
+        d_dst = be.as_array(host, "dst", st)
+        _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst.shape)
+        dst[...] = be.to_host(d_dst, st).reshape(dst.shape)
+        return dst
+    d_dst = be.as_array(dst, "dst", st)
+    _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst.shape)
+    return dst
+
+
+def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
+    cuda = be.cuda
+    ns = be.kernels(_kern.build)
+    d_src = be.as_array(src, "src", st)
+    d_idx = be.as_array(idx, "idx", st)
+    src_f16 = _dtype(d_src) == "float16"
+    src4 = _expand(cuda, d_src.view(np.uint16 if src_f16 else np.uint32), 4)
+    if t in BLOCK_BYTES:
+        dst4 = _expand(cuda, d_dst.view(np.uint8), 4)
+    else:
+        dst4 = _expand(cuda, d_dst.view(np.uint32 if t == "f32" else np.uint16), 4)
+    idx3 = _expand(cuda, d_idx, 3)
+    d3, d2, n_src, ne0 = s4
+    n_rows = d4[2]
+    capturing = _capturing(be, st)
+    eager_checked = check_bounds and not capturing
+    record = 0 if eager_checked else 1
+    sticky = _sticky_record(be, st)
+    site = _site(be, st, tuple(idx.shape), n_rows)
+
+    # n_src == 1: a (b3, b2) slice cannot hold a duplicate, so no winner pass is needed
+    use_winner = 1 if n_src > 1 else 0
+    n_win = d3 * d2 * n_rows if use_winner else 1
+    if n_win >= 2**31 or n_src >= 2**31:
+        _validate.fail("dst", "fewer than 2**31 rows in all", f"{n_win} rows")
+    wbuf = _scratch(st, 4 * n_win, "set_rows.winner").view(np.int32)[:n_win]
+    winner = wbuf.reshape((d3, d2, n_rows)) if use_winner else wbuf.reshape((1, 1, 1))
+    slot = _scratch(st, _SLOT_BYTES, "set_rows.slot").view(np.int64)[:4]
+
+    warp = be.warp_size(st.device)
+
+    def flat(n):  # (grid, block) for a grid-stride loop over n items
+        block = min(256, _round_up(max(n, 1), warp))
+        return min(_MAX_GRID, max(1, -(-n // block))), block
+
+    be.launch(ns._set_rows_reset_kernel, *flat(n_win), st, wbuf, slot)
+    n_chk = d3 * d2 * n_src
+    be.launch(ns._set_rows_check_kernel, *flat(n_chk), st, idx3, winner, slot, n_rows, use_winner, d3, d2)
+    finite_checked = t in BLOCK_BYTES and eager_checked and not isinstance(src, np.ndarray)
+    if finite_checked:
+        be.launch(ns._set_rows_finite_kernel, *flat(n_chk * ne0), st, src4, slot, src_f16)
+    grid = min(_MAX_GRID, n_chk)
+    if t in BLOCK_BYTES:
+        block = min(_QUANT_BLOCK, _round_up(ne0 // 32, warp))
+        be.launch(
+            ns._set_rows_quant_kernel, grid, block, st,
+            dst4, src4, idx3, winner, slot, sticky, use_winner, record, site, src_f16,
+            QTYPE_CODES[t], BLOCK_BYTES[t],
+        )
+    else:
+        block = min(_FLOAT_BLOCK, _round_up(ne0, warp))
+        be.launch(
+            ns._set_rows_float_kernel, grid, block, st,
+            dst4, src4, idx3, winner, slot, sticky, use_winner, record, site, src_f16, FLOAT_CODES[t],
+        )
+    if eager_checked:
+        # the one host round trip of a checked call: it synchronizes `st`
+        s = be.to_host(slot, st)
+        if s[0] != _kern.NO_ERROR:
+            raise _ref.index_error(int(s[0]), int(s[1]), tuple(idx.shape), n_rows)
+        if s[2] != _kern.NO_ERROR:
+            pos = tuple(int(p) for p in np.unravel_index(int(s[2]), tuple(src.shape)))
+            _validate.fail("src", f"finite values for a {t} destination", f"inf or nan at position {pos}")
+
+
+def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
+    st = be.stream(stream)
+    if not _capturing(be, st):
+        return _ref.set_rows(dst, src, idx, dst_type=dst_type)
+    # validate now (bad shapes raise at capture time, as on a GPU); index errors at replay
+    t = _ref.resolve_dst_type(dst, dst_type)
+    _ref.plan_shapes(dst, src, idx, t)
+    k = _key(be, st)
+
+    def run():
+        try:
+            _ref.set_rows(dst, src, idx, dst_type=t)
+        except IndexError as e:
+            with _lock:
+                _sticky.setdefault(k, e)
+
+    be.enqueue(st, run)
+    return dst
+
+
+def _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance):
+    st = be.stream(stream)
+    p = position if isinstance(position, np.ndarray) else np.asarray(position)
+    if p.dtype != np.int64 or p.shape != (1,):
+        _validate.fail("position", "an int or a 1-element int64 array", _validate.describe(position), TypeError)
+    capturing = _capturing(be, st)
+    k = _key(be, st)
+
+    def run():
+        # the position is read when the work runs (replay), not when it was recorded
+        idx = (int(p[0]) + np.arange(n, dtype=np.int64)) % n_rows
+        try:
+            _ref.set_rows(dst, src, idx, dst_type=dst_type)
+        except IndexError as e:
+            if not capturing:
+                raise
+            with _lock:
+                _sticky.setdefault(k, e)
+        if advance:
+            p[0] += n
+
+    if capturing:
+        _ref.plan_shapes(dst, src, np.zeros(n, np.int64), _ref.resolve_dst_type(dst, dst_type))
+        be.enqueue(st, run)
+    else:
+        run()
+    return dst
+
+
+def prewarm(stream=None, *, n_rows_total: int = 1, ring_rows: int = 1) -> None:
+    """Make ``stream`` ready for captured set_rows calls.
+
+    Parameters
+    ----------
+    stream : optional
+        The stream that will be captured.
+    n_rows_total : int
+        The largest ``d3 * d2 * n_rows`` of a captured call with more than one source row (the
+        duplicate-winner scratch); 1 when every captured call writes a single row.
+    ring_rows : int
+        The most rows one captured :func:`ring_write` with a device position writes.
+
+    Note
+    ----
+    Allocates; call it outside capture.
+    """
+    be = _backend()
+    if not be.is_device:
+        return
+    st = be.stream(stream)
+    from . import scratch
+
+    _sticky_record(be, st)
+    scratch.prewarm(st, {
+        "set_rows.winner": 4 * max(1, int(n_rows_total)),
+        "set_rows.slot": _SLOT_BYTES,
+        "set_rows.ring_idx": 8 * max(1, int(ring_rows)),
+    })
+
+
+def check_errors(stream=None) -> None:
+    """Raise the first bad-index error recorded on ``stream`` since the last check, then clear it.
+
+    Parameters
+    ----------
+    stream : optional
+        The stream whose record to read.
+
+    Raises
+    ------
+    IndexError
+        The same message an eager call would have raised (position in idx and value).
+
+    Note
+    ----
+    Synchronizes ``stream`` (one 32-byte copy). Calls made with ``check_bounds=True`` outside
+    capture raise at once and are not recorded here.
+    """
+    be = _backend()
+    st = be.stream(stream)
+    k = _key(be, st)
+    if not be.is_device:
+        with _lock:
+            e = _sticky.pop(k, None)
+        if e is not None:
+            raise IndexError(str(e))
+        return
+    with _lock:
+        rec = _sticky.get(k)
+    if rec is None:
+        return
+    h = be.to_host(rec, st)
+    if h[0] == 0:
+        return
+    be.copy_to_device(rec, np.zeros(4, np.int64), st)
+    be.synchronize(st)
+    info = _site_info(be, st, int(h[3]))
+    shape, n_rows = info if info is not None else ((int(h[1]) + 1,), -1)
+    raise _ref.index_error(int(h[1]), int(h[2]), shape, n_rows)
+
+
+def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=True, advance=False):
+    """Write ``n = src.shape[-2]`` new rows at ``(position + i) % n_rows`` (a ring buffer).
+
+    Parameters
+    ----------
+    dst, src, dst_type, stream, check_bounds
+        As :func:`set_rows`; idx is made here (1-D, shared by every (d3, d2) slice).
+    position : int or device array
+        The ring position of the first new row: a host integer, or a 1-element int64 device
+        array (graph replay: update it with stream-ordered copies, or let ``advance`` bump it).
+    advance : bool
+        With a device ``position``: add n to it after the indices are made (on device).
+
+    Returns
+    -------
+    array
+        ``dst``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`set_rows`; a negative host position is wrapped like Python's ``%``.
+
+    Example
+    -------
+    >>> ring_write(kv, k_new, position=4095)  # doctest: +SKIP  (writes rows 4095, 0, 1, ...)
+
+    Note
+    ----
+    With a device position nothing synchronizes and the call is capturable (after
+    :func:`prewarm`); with a host integer the indices are copied from the host.
+    """
+    be = _backend()
+    sshape, dshape = tuple(src.shape), tuple(dst.shape)
+    n = int(sshape[-2]) if len(sshape) >= 2 else 1
+    n_rows = int(dshape[-2]) if len(dshape) >= 2 else 0
+    if n_rows <= 0:
+        _validate.fail("dst", "at least one row in the ring", f"shape {tuple(dst.shape)}")
+    if isinstance(position, (int, np.integer)) and not isinstance(position, bool):
+        idx = ((int(position) + np.arange(n, dtype=np.int64)) % n_rows).astype(np.int64)
+        return set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
+    if not be.is_device:
+        return _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance)
+    st = be.stream(stream)
+    if _dtype(position) != "int64" or tuple(position.shape) != (1,):
+        _validate.fail("position", "an int or a 1-element int64 device array", _validate.describe(position), TypeError)
+    ns = be.kernels(_kern.build)
+    d_pos = be.as_array(position, "position", st)
+    idx = _scratch(st, 8 * max(n, 1), "set_rows.ring_idx").view(np.int64)[:n]
+    be.launch(ns._ring_index_kernel, 1, min(256, _round_up(max(n, 1), be.warp_size(st.device))), st,
+              d_pos, idx, n_rows, 1 if advance else 0)
+    return set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
