@@ -58,7 +58,8 @@ class ScratchPool:
     Locking: ``_dev_locks_guard`` guards ``_dev_locks``. Each device's lock guards every entry
     of that device in ``_entries``, the records of that device in ``_captures``, and that
     device's items in ``_retired``. ``_graph_records`` (graph-owned records) is guarded by the
-    lock of the record's device. No lock is held while calling user code.
+    lock of the record's device. ``_retired_lock`` guards the ``_retired`` list itself (shared by
+    every device; taken after a device lock, never before). No lock is held while calling user code.
     """
 
     def __init__(self, backend=None) -> None:
@@ -69,6 +70,7 @@ class ScratchPool:
         self._captures: dict[tuple[int, int], _CaptureRecord] = {}
         self._graph_records: dict[int, _CaptureRecord] = {}
         self._retired: list[tuple[object, object]] = []  # (allocation, event)
+        self._retired_lock = threading.Lock()
         self._pins: dict[int, int] = {}  # allocation ptr -> number of capture records holding it
 
     # ---- helpers ------------------------------------------------------------------------------
@@ -105,6 +107,7 @@ class ScratchPool:
         """
         if int(nbytes) < 0:
             raise ValueError(f"nbytes: expected a non-negative integer, got {nbytes}")
+        nbytes = max(int(nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
         be = self.backend
         rt = be.runtime
         st = be.stream(stream)
@@ -253,11 +256,13 @@ class ScratchPool:
             return
         with self._lock(rec.device):
             self._graph_records.pop(graph_id, None)
-            ev = be.runtime.event_record(last_stream) if last_stream is not None else None
             for a in rec.allocs:
                 self._pins[a.ptr] -= 1
                 if self._pins[a.ptr] == 0 and not self._is_current(a):
-                    self._retired.append((a, ev))
+                    # one event per buffer: _collect destroys each item's event once
+                    ev = be.runtime.event_record(last_stream) if last_stream is not None else None
+                    with self._retired_lock:
+                        self._retired.append((a, ev))
             self._collect()
 
     def _is_current(self, alloc) -> bool:
@@ -266,24 +271,27 @@ class ScratchPool:
     def _retire(self, alloc, st) -> None:
         if self._pins.get(alloc.ptr, 0) > 0:
             return  # the graph holding it frees it on release
-        self._retired.append((alloc, self.backend.runtime.event_record(st)))
+        ev = self.backend.runtime.event_record(st)
+        with self._retired_lock:
+            self._retired.append((alloc, ev))
 
     def _collect(self) -> None:
         rt = self.backend.runtime
-        keep = []
-        for alloc, ev in self._retired:
-            if self._pins.get(alloc.ptr, 0) > 0:
-                keep.append((alloc, ev))
-                continue
-            done = ev is None or rt.event_query(ev)
-            if done and not rt.global_capture_active(alloc.device):
-                if ev is not None:
-                    rt.event_destroy(ev)
-                self._pins.pop(alloc.ptr, None)
-                rt.mem_free(alloc)
-            else:
-                keep.append((alloc, ev))
-        self._retired = keep
+        with self._retired_lock:  # one list for all devices: two devices' threads must not both free
+            keep = []
+            for alloc, ev in self._retired:
+                if self._pins.get(alloc.ptr, 0) > 0:
+                    keep.append((alloc, ev))
+                    continue
+                done = ev is None or rt.event_query(ev)
+                if done and not rt.global_capture_active(alloc.device):
+                    if ev is not None:
+                        rt.event_destroy(ev)
+                    self._pins.pop(alloc.ptr, None)
+                    rt.mem_free(alloc)
+                else:
+                    keep.append((alloc, ev))
+            self._retired = keep
 
     def check_invariants(self) -> None:
         """Raise RuntimeError if the pool's invariants are broken (used by the tests)."""
