@@ -115,7 +115,7 @@ def capture(stream, mode: str = "thread_local"):
     pool = get_pool(be)
     g = Graph(be, st)
     be.runtime.begin_capture(st, mode)
-    pool._begin_capture(st)
+    pool._begin_capture(st, mode)
     defer = be.cuda.defer_cleanup() if be.cuda is not None and hasattr(be.cuda, "defer_cleanup") else contextlib.nullcontext()
     try:
         with defer:  # numba must not free memory (cuMemFree) while the capture is open

@@ -50,6 +50,8 @@ class _CaptureRecord:
     allocs: list = field(default_factory=list)
     keys: set = field(default_factory=set)
     external: bool = False
+    mode: str = "thread_local"
+    thread: int = 0
 
 
 class ScratchPool:
@@ -125,9 +127,18 @@ class ScratchPool:
                     )
                 self._pin(st, key, entry.alloc)
                 return entry.alloc.array
-            self._collect()
             if nbytes <= have:
+                self._collect()
                 return entry.alloc.array
+            rec = self._thread_capture()
+            if rec is not None:
+                raise ScratchNotWarmed(
+                    f"stream {st.handle:#x} on device {st.device}: '{purpose}' scratch needs "
+                    f"{int(nbytes)} bytes, but {have} bytes are warmed, and allocating now would "
+                    f"invalidate the {rec.mode} capture of stream {rec.stream:#x} on this thread; "
+                    "prewarm every stream used inside the capture"
+                )
+            self._collect()
             new = rt.mem_alloc(_round_up(nbytes), st.device)
             if entry is None:
                 entry = self._entries[key] = _Entry()
@@ -225,9 +236,25 @@ class ScratchPool:
             rec.keys.add(key)
             self._pins[alloc.ptr] = self._pins.get(alloc.ptr, 0) + 1
 
-    def _begin_capture(self, st) -> None:
+    def _begin_capture(self, st, mode: str = "thread_local") -> None:
         with self._lock(st.device):
-            self._captures[(st.device, st.handle)] = _CaptureRecord(st.device, st.handle)
+            self._captures[(st.device, st.handle)] = _CaptureRecord(
+                st.device, st.handle, mode=mode, thread=threading.get_ident()
+            )
+
+    def _thread_capture(self):
+        """A capture begun by rocsample that an allocation from this thread would invalidate.
+
+        cuMemAlloc is refused, and the capture lost, while the calling thread has a thread-local
+        capture open or any global capture is open; the driver offers no query for the first.
+        """
+        me = threading.get_ident()
+        for rec in list(self._captures.values()):
+            if rec.external:
+                continue
+            if (rec.mode == "thread_local" and rec.thread == me) or rec.mode == "global":
+                return rec
+        return None
 
     def _end_capture(self, st, graph_id: int | None) -> None:
         """Hand the capture's buffers to the graph (or unpin them if the capture failed)."""
@@ -246,7 +273,7 @@ class ScratchPool:
                 if e is not None and any(e.alloc is a for a in rec.allocs):
                     n = e.alloc.nbytes
                     e.alloc = None
-                    if not be.runtime.global_capture_active(st.device):
+                    if not be.runtime.global_capture_active(st.device) and self._thread_capture() is None:
                         e.alloc = be.runtime.mem_alloc(n, st.device)  # re-warm the stream
 
     def _release_graph(self, graph_id: int, last_stream) -> None:
@@ -277,6 +304,8 @@ class ScratchPool:
 
     def _collect(self) -> None:
         rt = self.backend.runtime
+        if self._thread_capture() is not None:
+            return  # cuMemFree would invalidate this thread's capture; free later
         with self._retired_lock:  # one list for all devices: two devices' threads must not both free
             keep = []
             for alloc, ev in self._retired:
