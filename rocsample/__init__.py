@@ -6,6 +6,7 @@ and ``cpu`` (the NumPy reference). Choose with ``ROCSAMPLE_BACKEND`` or :func:`u
 
 from __future__ import annotations
 
+from . import graphs, scratch
 from .backends import get_backend, use_backend
 from .errors import (
     BackendUnavailable,
@@ -14,6 +15,8 @@ from .errors import (
     SamplingError,
     ScratchNotWarmed,
 )
+from .sampling import Sampler, argmax, sample
+from .set_rows import check_errors, ring_write, set_rows
 
 __version__ = "0.1.0"
 
@@ -23,7 +26,15 @@ __all__ = [
     "RocsampleError",
     "SamplingError",
     "ScratchNotWarmed",
+    "Sampler",
+    "argmax",
+    "check_errors",
     "get_backend",
+    "graphs",
+    "ring_write",
+    "sample",
+    "scratch",
+    "set_rows",
     "use_backend",
     "__version__",
 ]

@@ -202,6 +202,15 @@ class Backend:
     def launch(self, kernel, grid, block, stream: Stream, *args) -> None:
         self.runtime.enqueue(stream, lambda: kernel[grid, block, stream.numba](*args))
 
+    def bind(self, kernel, grid, block, stream: Stream, *args) -> Callable[[], None]:
+        """A launch resolved once: calling the result launches ``kernel`` again with ``args``.
+
+        The arguments are captured as they are now (array addresses, scalar values). GPU
+        backends skip numba's per-call typing and argument marshalling; elsewhere it is a
+        plain :meth:`launch`.
+        """
+        return lambda: self.launch(kernel, grid, block, stream, *args)
+
     def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
         self.runtime.enqueue(stream, fn)
 

@@ -25,6 +25,12 @@ class Vendor:
     def graph_instantiate(rt, graph):
         return rt.call("cuGraphInstantiate", graph, 0)  # (graph, flags) on NVIDIA
 
+    def kernel_function(self, compiled):
+        """The CUfunction of a compiled numba kernel for the current context."""
+        cufunc = compiled._codelibrary.get_cufunc()
+        h = cufunc.handle
+        return self.driver.CUfunction(int(h))
+
     @staticmethod
     def pointer_device(rt, ptr: int) -> int:
         attr = rt.drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL

@@ -34,6 +34,12 @@ class Vendor:
         # hip-python-interop: cuGraphInstantiate(graph, bufferSize); the flags form is separate.
         return rt.call("cuGraphInstantiateWithFlags", graph, 0)
 
+    def kernel_function(self, compiled):
+        """The hipFunction_t of a compiled numba-hip kernel for the current context."""
+        cufunc = compiled._codelibrary.get_cufunc()
+        h = cufunc.handle
+        return int(getattr(h, "value", h))
+
     @staticmethod
     def pointer_device(rt, ptr: int) -> int:
         out = ctypes.c_int(-1)

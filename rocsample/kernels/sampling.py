@@ -1,0 +1,760 @@
+"""Device code for SPEC §2 sampling: split-phase reductions, radix select, Gumbel-max draw.
+
+``build(cuda)`` compiles every kernel with the numba CUDA-dialect module it is given; this file
+never imports numba. The launcher (``rocsample.sampling``) sequences the kernels; the scheme:
+
+1. ``_sample_partials_kernel`` (grid splits x rows): one read of each row slice. Per split:
+   the maximum finite logit and its lowest index, the finite count, an online
+   (max, sum exp) pair for the log-sum-exp, and - for rows with no filter - the best Gumbel
+   score ``g_i = float32(float32(l_i * inv_t) + G_i)``.
+2. ``_sample_finalize_kernel`` (one block per row): reduces the partials. Greedy rows, unfiltered
+   rows and rows with no finite logit are finished here (token, logprob, status). Filtered rows
+   get their state: min-p threshold (float64), the top-k radix select armed.
+3. Filters reduce to one survivor set that is a *prefix* of the order (key desc, index asc)
+   - key = raw logit (llama) or scaled logit (vllm). A prefix is held as a boundary
+   ``(v, cut)``: the tokens with key > v plus those with key == v and index <= cut.
+   It is found by a radix select on order-preserving keys, three digit passes (11, 11, 10 bits):
+   ``_select_hist_kernel`` (grid splits x rows) builds per-row histograms of member counts
+   (top-k) or member masses (top-p) for the current digit with integer atomics;
+   ``_select_step_kernel`` (one block per row) picks the digit. Top-p masses are fixed point,
+   ``round(exp(x - x_max) * 2**40)`` as int64, so sums are exact and independent of split
+   count, block size and atomic order. When the boundary key has more tied tokens than the
+   prefix takes, ``_tie_cut_kernel`` (one block per row) finds the index cut among them in
+   index order (ties go to the lower index).
+4. ``_draw_partials_kernel`` (grid splits x rows) + ``_draw_finalize_kernel`` (one block per
+   row): the Gumbel-max over the members (finite, inside the boundary, passing min-p).
+
+Every comparison that picks a winner is exact (max with index tie-break, integer sums), so the
+token never depends on split count or block size. Only the logprob's log-sum-exp is a float
+reduction (deterministic for a given launch shape, within ~1e-6 across shapes).
+
+Blocks reduce through shared memory and ``syncthreads`` only (no warp intrinsics; any block
+size that is a multiple of the wavefront size, up to ``MAX_BLOCK``, works for wave32 and
+wave64). One ``cuda.shared.array`` per source line (the simulator aliases two on one line).
+Integers are int64 throughout (numba unifies int64 with uint64 to float64); only Philox uses
+uint64 internally.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from rocsample.kernels import philox as _philox
+
+#: Largest block the kernels accept; shared arrays are sized for it.
+MAX_BLOCK = 512
+#: Radix digit passes over the 32-bit keys: (shift, width), most significant first. The
+#: schedule is a launch argument: any schedule covering bits 31..0 with widths <= 11 works.
+RADIX_PASSES = ((21, 11), (10, 11), (0, 10))
+#: Smaller digits for the simulator, whose per-thread Python cost is in the bin loops.
+RADIX_PASSES_SMALL = ((24, 8), (16, 8), (8, 8), (0, 8))
+NBINS = 1 << 11
+#: Fixed-point scale of top-p masses; n_vocab * 2**40 must stay below 2**63.
+MASS_BITS = 40
+MAX_VOCAB_TOP_P = 1 << 22
+
+# Per-row int64 state columns.
+SI_MODE, SI_NFIN, SI_SEL, SI_HI, SI_RANK, SI_ABOVE_N, SI_ABOVE_Q, SI_BND, SI_BV, SI_BCUT, \
+    SI_TIEJ, SI_TIEV, SI_MINP, SI_VLLM, SI_TIEKIND = range(15)
+N_SI = 16
+# Per-row float64 state columns.
+SF_M, SF_LSE, SF_INVT, SF_THR, SF_TARGET, SF_REF = range(6)
+N_SF = 8
+# Partials per (row, split).
+PF_MAXV, PF_G, PF_LM, PF_LS = range(4)
+N_PF = 4
+PI_MAXI, PI_GI, PI_CNT = range(3)
+N_PI = 4
+
+MODE_DONE = 0
+MODE_DRAW = 1
+SEL_NONE = 0
+SEL_COUNT = 1
+SEL_MASS = 2
+
+STATUS_OK = 0
+STATUS_NO_FINITE = 1
+
+_I64_0 = np.int64(0)
+_I64_1 = np.int64(1)
+_SIGN = np.int64(0x80000000)
+_LOW32 = np.int64(0xFFFFFFFF)
+_F32_0 = np.float32(0.0)
+_F32_1 = np.float32(1.0)
+_F32_NINF = np.float32(-np.inf)
+_F32_INF = np.float32(np.inf)
+_F64_NINF = np.float64(-np.inf)
+_F64_NAN = np.float64(np.nan)
+_F64_0 = np.float64(0.0)
+_F64_1 = np.float64(1.0)
+_MASS_SCALE = np.float32(2.0 ** MASS_BITS)
+_BIG = np.int64(1) << np.int64(62)
+#: Tokens per thread per tile in the tie-cut scan.
+_TIE_ITEMS = np.int64(16)
+
+
+def build(cuda):
+    """Compile the sampling kernels for ``cuda``.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``float`` and ``bf16`` namespaces (logits as float32/float16 arrays, or as uint16
+        bfloat16 bit patterns), each holding ``_sample_partials_kernel``,
+        ``_sample_finalize_kernel``, ``_select_begin_kernel``, ``_select_hist_kernel``,
+        ``_select_step_kernel``, ``_tie_cut_kernel``, ``_draw_partials_kernel``,
+        ``_draw_finalize_kernel``; plus ``_advance_position_kernel``.
+    """
+    ph = _philox.build(cuda)
+    # numba types closure *functions*, not attribute lookups on a namespace: bind it here.
+    token_gumbel = ph.token_gumbel
+
+    @cuda.jit(device=True)
+    def f32_bits(f):
+        t = cuda.local.array(1, np.float32)
+        t[0] = f
+        return np.int64(t.view(np.uint32)[0])
+
+    @cuda.jit(device=True)
+    def bits_f32(b):
+        t = cuda.local.array(1, np.uint32)
+        t[0] = np.uint32(b)
+        return t.view(np.float32)[0]
+
+    @cuda.jit(device=True)
+    def order_key(f):
+        # Order-preserving map float32 -> [0, 2**32): negative floats reversed, positive ones
+        # above them. -0.0 is folded into +0.0 so equal values tie (and go to the lower index).
+        if f == _F32_0:
+            f = _F32_0
+        b = f32_bits(f)
+        if b >= _SIGN:
+            return _LOW32 - b
+        return b + _SIGN
+
+    @cuda.jit(device=True)
+    def is_finite(v):
+        return v == v and v != _F32_INF and v != _F32_NINF
+
+    @cuda.jit(device=True)
+    def row_filtered(k, p, mp, n):
+        return (k > 0 and k < n) or p < _F32_1 or mp > _F32_0
+
+    def make(load):
+        @cuda.jit
+        def _sample_partials_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, want_lp,
+                                    pf, pi):
+            split = cuda.blockIdx.x
+            row = cuda.blockIdx.y
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_lm = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_ls = cuda.shared.array(MAX_BLOCK, np.float32)
+            t = temp[row]
+            draw = t > _F32_0 and not row_filtered(topk[row], topp[row], minp[row], n)
+            inv_t = _F32_1
+            if t > _F32_0:
+                inv_t = _F32_1 / t
+            sd = seed[row]
+            ps = pos[row]
+            lo = np.int64(split) * chunk
+            hi = min(lo + chunk, n)
+            bv = _F32_NINF
+            bi = np.int64(n)
+            bg = _F32_NINF
+            bgi = np.int64(n)
+            cnt = _I64_0
+            lm = _F32_NINF
+            ls = _F32_0
+            i = lo + tid
+            while i < hi:
+                v = load(x, row, i)
+                if is_finite(v):
+                    cnt += 1
+                    # Threads walk indices upwards, so strict '>' keeps the lowest index.
+                    if v > bv:
+                        bv = v
+                        bi = i
+                    if draw:
+                        g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
+                        if g > bg:
+                            bg = g
+                            bgi = i
+                    if want_lp:
+                        if v > lm:
+                            ls = ls * np.float32(math.exp(lm - v)) + _F32_1
+                            lm = v
+                        else:
+                            ls += np.float32(math.exp(v - lm))
+                i += bs
+            sm_v[tid] = bv
+            sm_i[tid] = bi
+            sm_g[tid] = bg
+            sm_gi[tid] = bgi
+            sm_c[tid] = cnt
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
+            cuda.syncthreads()
+            step = 1
+            while step < bs:
+                step *= 2
+            step //= 2
+            while step > 0:
+                if tid < step and tid + step < bs:
+                    o = tid + step
+                    if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
+                        sm_v[tid] = sm_v[o]
+                        sm_i[tid] = sm_i[o]
+                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
+                        sm_g[tid] = sm_g[o]
+                        sm_gi[tid] = sm_gi[o]
+                    sm_c[tid] += sm_c[o]
+                    am = sm_lm[tid]
+                    bm = sm_lm[o]
+                    if bm > am:
+                        sm_ls[tid] = sm_ls[tid] * np.float32(math.exp(am - bm)) + sm_ls[o]
+                        sm_lm[tid] = bm
+                    elif bm > _F32_NINF:
+                        sm_ls[tid] += sm_ls[o] * np.float32(math.exp(bm - am))
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                pf[row, split, PF_MAXV] = sm_v[0]
+                pf[row, split, PF_G] = sm_g[0]
+                pf[row, split, PF_LM] = sm_lm[0]
+                pf[row, split, PF_LS] = sm_ls[0]
+                pi[row, split, PI_MAXI] = sm_i[0]
+                pi[row, split, PI_GI] = sm_gi[0]
+                pi[row, split, PI_CNT] = sm_c[0]
+
+        @cuda.jit
+        def _sample_finalize_kernel(x, n, nsplit, temp, topk, topp, minp, vllm, pf, pi,
+                                    tokens, logprobs, status, si, sf, zero_hist, hist_n, hist_q):
+            # zero_hist: number of histogram bins to clear per row (0: no select this call).
+            row = cuda.blockIdx.x
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)
+            sm_ls = cuda.shared.array(MAX_BLOCK, np.float64)
+            bv = _F32_NINF
+            bi = np.int64(n)
+            bg = _F32_NINF
+            bgi = np.int64(n)
+            cnt = _I64_0
+            lm = _F64_NINF
+            ls = _F64_0
+            s = tid
+            while s < nsplit:
+                v = pf[row, s, PF_MAXV]
+                vi = pi[row, s, PI_MAXI]
+                if v > bv or (v == bv and vi < bi):
+                    bv = v
+                    bi = vi
+                g = pf[row, s, PF_G]
+                gi = pi[row, s, PI_GI]
+                if g > bg or (g == bg and gi < bgi):
+                    bg = g
+                    bgi = gi
+                cnt += pi[row, s, PI_CNT]
+                m2 = np.float64(pf[row, s, PF_LM])
+                s2 = np.float64(pf[row, s, PF_LS])
+                if m2 > lm:
+                    ls = ls * math.exp(lm - m2) + s2
+                    lm = m2
+                elif m2 > _F64_NINF:
+                    ls += s2 * math.exp(m2 - lm)
+                s += bs
+            sm_v[tid] = bv
+            sm_i[tid] = bi
+            sm_g[tid] = bg
+            sm_gi[tid] = bgi
+            sm_c[tid] = cnt
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
+            if zero_hist:
+                # Scratch is shared by plans of other shapes on this stream: start from zero.
+                # The select steps leave the bins zeroed again after they read them.
+                b = tid
+                while b < zero_hist:
+                    hist_n[row, b] = _I64_0
+                    hist_q[row, b] = _I64_0
+                    b += bs
+            cuda.syncthreads()
+            step = 1
+            while step < bs:
+                step *= 2
+            step //= 2
+            while step > 0:
+                if tid < step and tid + step < bs:
+                    o = tid + step
+                    if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
+                        sm_v[tid] = sm_v[o]
+                        sm_i[tid] = sm_i[o]
+                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
+                        sm_g[tid] = sm_g[o]
+                        sm_gi[tid] = sm_gi[o]
+                    sm_c[tid] += sm_c[o]
+                    am = sm_lm[tid]
+                    bm = sm_lm[o]
+                    if bm > am:
+                        sm_ls[tid] = sm_ls[tid] * math.exp(am - bm) + sm_ls[o]
+                        sm_lm[tid] = bm
+                    elif bm > _F64_NINF:
+                        sm_ls[tid] += sm_ls[o] * math.exp(bm - am)
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                nfin = sm_c[0]
+                m = sm_v[0]
+                lse = _F64_NAN
+                if sm_ls[0] > _F64_0:
+                    lse = sm_lm[0] + math.log(sm_ls[0])
+                for c in range(N_SI):
+                    si[row, c] = _I64_0
+                si[row, SI_NFIN] = nfin
+                sf[row, SF_M] = np.float64(m)
+                sf[row, SF_LSE] = lse
+                si[row, SI_MODE] = MODE_DONE
+                if vllm:
+                    si[row, SI_VLLM] = _I64_1
+                t = temp[row]
+                k = topk[row]
+                if nfin == 0:
+                    tokens[row] = -1
+                    logprobs[row] = np.float32(np.nan)
+                    status[row] = STATUS_NO_FINITE
+                elif t == _F32_0 or not row_filtered(k, topp[row], minp[row], n):
+                    tok = sm_i[0]
+                    if t != _F32_0:
+                        tok = sm_gi[0]
+                    tokens[row] = np.int32(tok)
+                    logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
+                    status[row] = STATUS_OK
+                else:
+                    status[row] = STATUS_OK
+                    si[row, SI_MODE] = MODE_DRAW
+                    inv_t = _F32_1 / t
+                    sf[row, SF_INVT] = np.float64(inv_t)
+                    ref = np.float64(m)
+                    if vllm:
+                        ref = np.float64(np.float32(m * inv_t))
+                    sf[row, SF_REF] = ref
+                    mp = minp[row]
+                    if mp > _F32_0:
+                        si[row, SI_MINP] = _I64_1
+                        sf[row, SF_THR] = ref + math.log(np.float64(mp))
+                    if k > 0 and k < nfin:
+                        si[row, SI_SEL] = SEL_COUNT
+                        si[row, SI_RANK] = np.int64(k) - _I64_1
+
+        @cuda.jit(device=True)
+        def key_value(v, inv_t, vllm):
+            if vllm:
+                return np.float32(v * inv_t)
+            return v
+
+        @cuda.jit(device=True)
+        def in_prefix(key, i, row, si):
+            if si[row, SI_BND] == _I64_0:
+                return True
+            bv = si[row, SI_BV]
+            return key > bv or (key == bv and i <= si[row, SI_BCUT])
+
+        @cuda.jit(device=True)
+        def pass_minp(kv, row, si, sf):
+            if si[row, SI_MINP] == _I64_0:
+                return True
+            return np.float64(kv) >= sf[row, SF_THR]
+
+        @cuda.jit
+        def _select_begin_kernel(topp, n, si):
+            # Arms the top-p select for rows that are still drawing (after top-k has settled).
+            row = cuda.grid(1)
+            if row < si.shape[0]:
+                if si[row, SI_MODE] == MODE_DRAW and topp[row] < _F32_1:
+                    si[row, SI_SEL] = SEL_MASS
+                    si[row, SI_HI] = _I64_0
+                    si[row, SI_ABOVE_N] = _I64_0
+                    si[row, SI_ABOVE_Q] = _I64_0
+
+        @cuda.jit
+        def _select_hist_kernel(x, n, chunk, shift, width, first, si, sf, hist_n, hist_q):
+            split = cuda.blockIdx.x
+            row = cuda.blockIdx.y
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            sel = si[row, SI_SEL]
+            if sel == SEL_NONE:
+                return
+            sh_n = cuda.shared.array(NBINS, np.int64)
+            sh_q = cuda.shared.array(NBINS, np.int64)
+            nb = np.int64(1) << np.int64(width)
+            b = tid
+            while b < nb:
+                sh_n[b] = _I64_0
+                sh_q[b] = _I64_0
+                b += bs
+            cuda.syncthreads()
+            inv_t = np.float32(sf[row, SF_INVT])
+            ref = np.float32(sf[row, SF_REF])
+            hi_sel = si[row, SI_HI]
+            hi_shift = np.int64(shift) + np.int64(width)
+            mass = sel == SEL_MASS
+            vllm = si[row, SI_VLLM] != _I64_0
+            # vllm top-p works on the min-p survivors; llama applies min-p after top-p, and
+            # top-k (either order) is a plain rank: intersecting with min-p later is the same.
+            use_minp = False
+            if mass and vllm:
+                use_minp = True
+            lo = np.int64(split) * chunk
+            hi = min(lo + chunk, n)
+            i = lo + tid
+            while i < hi:
+                v = load(x, row, i)
+                if is_finite(v):
+                    kv = key_value(v, inv_t, vllm)
+                    key = order_key(kv)
+                    ok = True
+                    if not first:
+                        ok = (key >> hi_shift) == hi_sel
+                    if ok and in_prefix(key, i, row, si):
+                        if (not use_minp) or pass_minp(kv, row, si, sf):
+                            bin_ = (key >> np.int64(shift)) & (nb - _I64_1)
+                            cuda.atomic.add(sh_n, bin_, _I64_1)
+                            if mass:
+                                q = np.int64(np.float32(math.exp(kv - ref)) * _MASS_SCALE)
+                                cuda.atomic.add(sh_q, bin_, q)
+                i += bs
+            cuda.syncthreads()
+            b = tid
+            while b < nb:
+                c = sh_n[b]
+                if c != _I64_0:
+                    cuda.atomic.add(hist_n, (row, b), c)
+                    if mass:
+                        cuda.atomic.add(hist_q, (row, b), sh_q[b])
+                b += bs
+
+        @cuda.jit
+        def _select_step_kernel(n, width, first, last, topp, si, sf, hist_n, hist_q):
+            row = cuda.blockIdx.x
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            sel = si[row, SI_SEL]
+            if sel == SEL_NONE:
+                return
+            sm_n = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_q = cuda.shared.array(MAX_BLOCK, np.int64)
+            nb = np.int64(1) << np.int64(width)
+            per = (nb + bs - 1) // bs
+            # Thread t owns bins in *descending* order: positions t*per .. t*per+per-1 counted
+            # from the top bin, so a scan over threads walks keys from largest to smallest.
+            cn = _I64_0
+            cq = _I64_0
+            for d in range(per):
+                pos_ = np.int64(tid) * per + d
+                if pos_ < nb:
+                    b = nb - _I64_1 - pos_
+                    cn += hist_n[row, b]
+                    cq += hist_q[row, b]
+            sm_n[tid] = cn
+            sm_q[tid] = cq
+            cuda.syncthreads()
+            if tid == 0:
+                mass = sel == SEL_MASS
+                above_n = si[row, SI_ABOVE_N]
+                above_q = si[row, SI_ABOVE_Q]
+                if mass and first:
+                    z = _I64_0
+                    for t in range(bs):
+                        z += sm_q[t]
+                    sf[row, SF_TARGET] = np.float64(topp[row]) * np.float64(z)
+                target = sf[row, SF_TARGET]
+                rank = si[row, SI_RANK]
+                # Find the owning thread, then the bin: the first (from the top) where the
+                # prefix count passes `rank`, or the prefix mass reaches the top-p target.
+                tsel = bs - 1
+                for t in range(bs):
+                    if mass:
+                        hit = np.float64(above_q + sm_q[t]) >= target
+                    else:
+                        hit = above_n + sm_n[t] > rank
+                    if hit:
+                        tsel = t
+                        break
+                    above_n += sm_n[t]
+                    above_q += sm_q[t]
+                bsel = _I64_0
+                cnt_b = _I64_0
+                q_b = _I64_0
+                for d in range(per):
+                    pos_ = np.int64(tsel) * per + d
+                    if pos_ < nb:
+                        b = nb - _I64_1 - pos_
+                        cnt_b = hist_n[row, b]
+                        q_b = hist_q[row, b]
+                        bsel = b
+                        if mass:
+                            hit = np.float64(above_q + q_b) >= target
+                        else:
+                            hit = above_n + cnt_b > rank
+                        if hit:
+                            break
+                        above_n += cnt_b
+                        above_q += q_b
+                hi_new = (si[row, SI_HI] << np.int64(width)) | bsel
+                si[row, SI_HI] = hi_new
+                si[row, SI_ABOVE_N] = above_n
+                si[row, SI_ABOVE_Q] = above_q
+                if last:
+                    # hi_new is now the boundary key v; take j of its cnt_b tied members.
+                    if mass:
+                        qv = q_b // max(cnt_b, _I64_1)
+                        j = cnt_b
+                        if qv > _I64_0:
+                            need = target - np.float64(above_q)
+                            j = np.int64(math.ceil(need / np.float64(qv)))
+                        j = max(_I64_1, min(j, cnt_b))
+                    else:
+                        j = rank - above_n + _I64_1
+                    si[row, SI_SEL] = SEL_NONE
+                    if j >= cnt_b:
+                        cut = np.int64(n)
+                        # Members at v were already cut by an earlier boundary at the same key.
+                        if si[row, SI_BND] != _I64_0 and si[row, SI_BV] == hi_new:
+                            cut = si[row, SI_BCUT]
+                        si[row, SI_BND] = _I64_1
+                        si[row, SI_BV] = hi_new
+                        si[row, SI_BCUT] = cut
+                        si[row, SI_TIEJ] = _I64_0
+                    else:
+                        si[row, SI_TIEJ] = j
+                        si[row, SI_TIEV] = hi_new
+                        si[row, SI_TIEKIND] = sel
+            cuda.syncthreads()
+            # The histogram is consumed: zero it for the next pass (no separate memset).
+            b = tid
+            while b < nb:
+                hist_n[row, b] = _I64_0
+                hist_q[row, b] = _I64_0
+                b += bs
+
+        @cuda.jit(device=True)
+        def is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+            v = load(x, row, i)
+            if not is_finite(v):
+                return False
+            kv = key_value(v, inv_t, vllm)
+            key = order_key(kv)
+            if key != v_tie or not in_prefix(key, i, row, si):
+                return False
+            return (not use_minp) or pass_minp(kv, row, si, sf)
+
+        @cuda.jit
+        def _tie_cut_kernel(x, n, si, sf):
+            # The boundary key v has more tied members than the prefix takes: walk the row in
+            # index order and cut after the j-th tied member (ties go to the lower index).
+            row = cuda.blockIdx.x
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            j = si[row, SI_TIEJ]
+            if j == _I64_0:
+                return
+            sm_s = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_done = cuda.shared.array(2, np.int64)
+            v_tie = si[row, SI_TIEV]
+            inv_t = np.float32(sf[row, SF_INVT])
+            vllm = si[row, SI_VLLM] != _I64_0
+            # Same membership as the histogram pass that found v (see _select_hist_kernel).
+            use_minp = False
+            if vllm and si[row, SI_TIEKIND] == SEL_MASS:
+                use_minp = True
+            if tid == 0:
+                sm_done[0] = _I64_0
+                sm_done[1] = np.int64(n)
+            cuda.syncthreads()
+            # Tiles of bs * _TIE_ITEMS tokens, each thread counting _TIE_ITEMS consecutive ones:
+            # one block scan per tile instead of per bs tokens (this path runs on one block).
+            base = _I64_0
+            running = _I64_0
+            while base < n:
+                first_i = base + np.int64(tid) * _TIE_ITEMS
+                cnt = _I64_0
+                for u in range(_TIE_ITEMS):
+                    i = first_i + u
+                    if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+                        cnt += _I64_1
+                sm_s[tid] = cnt
+                cuda.syncthreads()
+                off = 1
+                while off < bs:
+                    add = _I64_0
+                    if tid >= off:
+                        add = sm_s[tid - off]
+                    cuda.syncthreads()
+                    sm_s[tid] += add
+                    cuda.syncthreads()
+                    off *= 2
+                incl = running + sm_s[tid]
+                if cnt > _I64_0 and incl >= j and incl - cnt < j:
+                    # The j-th tie is in this thread's run: find it again, in index order.
+                    seen = incl - cnt
+                    for u in range(_TIE_ITEMS):
+                        i = first_i + u
+                        if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+                            seen += _I64_1
+                            if seen == j:
+                                sm_done[1] = i
+                                sm_done[0] = _I64_1
+                running += sm_s[bs - 1]
+                cuda.syncthreads()
+                if sm_done[0] != _I64_0:
+                    break
+                base += np.int64(bs) * _TIE_ITEMS
+            if tid == 0:
+                si[row, SI_BND] = _I64_1
+                si[row, SI_BV] = v_tie
+                si[row, SI_BCUT] = sm_done[1]
+                si[row, SI_TIEJ] = _I64_0
+
+        @cuda.jit
+        def _draw_partials_kernel(x, n, chunk, seed, pos, si, sf, pf, pi):
+            split = cuda.blockIdx.x
+            row = cuda.blockIdx.y
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            if si[row, SI_MODE] != MODE_DRAW:
+                return
+            sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            inv_t = np.float32(sf[row, SF_INVT])
+            vllm = si[row, SI_VLLM] != _I64_0
+            sd = seed[row]
+            ps = pos[row]
+            lo = np.int64(split) * chunk
+            hi = min(lo + chunk, n)
+            bg = _F32_NINF
+            bgi = np.int64(n)
+            i = lo + tid
+            while i < hi:
+                v = load(x, row, i)
+                if is_finite(v):
+                    s = np.float32(v * inv_t)
+                    # Filters (and min-p) act on the raw logit in llama order, the scaled one in vllm.
+                    kv = v
+                    if vllm:
+                        kv = s
+                    key = order_key(kv)
+                    if in_prefix(key, i, row, si) and pass_minp(kv, row, si, sf):
+                        g = s + token_gumbel(sd, ps, i)
+                        if g > bg:
+                            bg = g
+                            bgi = i
+                i += bs
+            sm_g[tid] = bg
+            sm_gi[tid] = bgi
+            cuda.syncthreads()
+            step = 1
+            while step < bs:
+                step *= 2
+            step //= 2
+            while step > 0:
+                if tid < step and tid + step < bs:
+                    o = tid + step
+                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
+                        sm_g[tid] = sm_g[o]
+                        sm_gi[tid] = sm_gi[o]
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                pf[row, split, PF_G] = sm_g[0]
+                pi[row, split, PI_GI] = sm_gi[0]
+
+        @cuda.jit
+        def _draw_finalize_kernel(x, n, nsplit, si, sf, pf, pi, tokens, logprobs, status):
+            row = cuda.blockIdx.x
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            if si[row, SI_MODE] != MODE_DRAW:
+                return
+            sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            bg = _F32_NINF
+            bgi = np.int64(n)
+            s = tid
+            while s < nsplit:
+                g = pf[row, s, PF_G]
+                gi = pi[row, s, PI_GI]
+                if g > bg or (g == bg and gi < bgi):
+                    bg = g
+                    bgi = gi
+                s += bs
+            sm_g[tid] = bg
+            sm_gi[tid] = bgi
+            cuda.syncthreads()
+            step = 1
+            while step < bs:
+                step *= 2
+            step //= 2
+            while step > 0:
+                if tid < step and tid + step < bs:
+                    o = tid + step
+                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
+                        sm_g[tid] = sm_g[o]
+                        sm_gi[tid] = sm_gi[o]
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                tok = sm_gi[0]
+                if tok >= n:
+                    # Unreachable when the row has a finite logit (the maximum always survives).
+                    tokens[row] = -1
+                    logprobs[row] = np.float32(np.nan)
+                    status[row] = STATUS_NO_FINITE
+                else:
+                    tokens[row] = np.int32(tok)
+                    logprobs[row] = np.float32(np.float64(load(x, row, tok)) - sf[row, SF_LSE])
+                si[row, SI_MODE] = MODE_DONE
+
+        return SimpleNamespace(
+            _sample_partials_kernel=_sample_partials_kernel,
+            _sample_finalize_kernel=_sample_finalize_kernel,
+            _select_begin_kernel=_select_begin_kernel,
+            _select_hist_kernel=_select_hist_kernel,
+            _select_step_kernel=_select_step_kernel,
+            _tie_cut_kernel=_tie_cut_kernel,
+            _draw_partials_kernel=_draw_partials_kernel,
+            _draw_finalize_kernel=_draw_finalize_kernel,
+        )
+
+    @cuda.jit(device=True)
+    def load_float(x, row, i):
+        return np.float32(x[row, i])
+
+    @cuda.jit(device=True)
+    def load_bf16(x, row, i):
+        # bfloat16 is the high half of a float32: widening is a 16-bit shift of the bits.
+        return bits_f32(np.int64(x[row, i]) << np.int64(16))
+
+    @cuda.jit
+    def _advance_position_kernel(pos, n_rows):
+        r = cuda.grid(1)
+        if r < n_rows:
+            pos[r] = pos[r] + np.uint64(1)
+
+    return SimpleNamespace(float=make(load_float), bf16=make(load_bf16),
+                           _advance_position_kernel=_advance_position_kernel,
+                           philox=ph)

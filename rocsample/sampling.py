@@ -1,0 +1,491 @@
+"""Token sampling on the GPU (SPEC §2): ``sample``, ``argmax`` and the ``Sampler`` plan.
+
+Reads of the logits per call (``n_rows * n_vocab`` elements each), by what the rows ask for:
+
+==========================================  =====================================================
+mode                                        reads of the logits
+==========================================  =====================================================
+greedy (temperature 0), ``argmax``          1 (phase 1 + phase 2)
+temperature only                            1
+min_p (with or without temperature)         2 (stats, draw)
+top_k (any k in 1..n_vocab-1)               5 (stats, 3 radix passes, draw) + 1 if the k-th key is
+                                            tied and the ties are cut (one block per row)
+top_p alone                                 5 (stats, 3 radix passes, draw) + 1 on a cut tie
+top_k + top_p (+ min_p), either order       8 (+1 per cut tie)
+==========================================  =====================================================
+
+A pass that no row needs is not launched when the parameters are host values; with device
+parameter arrays every pass is launched and rows that need nothing leave at once. The radix
+passes only histogram the tokens still in play but still stream the row (no compaction yet).
+
+Exactness and determinism: winners are chosen by exact comparisons (index tie-breaks) and the
+top-p masses are fixed-point integer sums, so tokens never depend on the split count, the
+block size, the stream or atomic order. See ``rocsample.kernels.sampling`` for the scheme.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rocsample import _validate as V
+from rocsample.errors import SamplingError
+from rocsample.kernels import sampling as K
+
+__all__ = ["sample", "argmax", "Sampler"]
+
+_BLOCK = 256
+_MAX_SPLITS = 1024
+#: Each split should stream at least this many elements (amortises its partial and launch).
+_MIN_PER_SPLIT = 4096
+_BLOCKS_PER_CU = 4
+_ALIGN = 256
+#: Host-parameter device copies a plan keeps (see Sampler._host_param).
+_PARAM_CACHE = 32
+_ORDERS = ("llama", "vllm")
+_LOGIT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+def _backend():
+    from rocsample.backends import get_backend
+
+    return get_backend()
+
+
+def _dtype_name(obj, dtype=None) -> str:
+    from rocsample.backends.numba_arrays import dtype_of
+
+    name = dtype_of(obj)
+    if dtype == "bfloat16" and name == "uint16":
+        return "bfloat16"
+    return name
+
+
+def _choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
+    """Enough (split x row) blocks to fill the device, none streaming too little."""
+    want = max(1, -(-_BLOCKS_PER_CU * cus // max(n_rows, 1)))
+    most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
+    return int(max(1, min(want, most, _MAX_SPLITS)))
+
+
+def _u64_rows(be, name, value, n_rows, stream):
+    """Seeds/positions: scalar or per-row, host (any int, wrapped mod 2**64) or device."""
+    if be.is_device_array(value):
+        arr = be.as_array(value, name, stream)
+        if tuple(arr.shape) != (n_rows,):
+            V.fail(name, f"a scalar or an array of length n_rows={n_rows}",
+                   f"an array of shape {tuple(arr.shape)}")
+        if str(arr.dtype) not in ("int64", "uint64"):
+            V.fail(name, "an int64 or uint64 device array", str(arr.dtype), TypeError)
+        return arr.view(np.uint64) if str(arr.dtype) == "int64" else arr, True
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
+    if isinstance(value, (int, np.integer)):
+        host = np.full(n_rows, int(value) % 2**64, dtype=np.uint64)
+    else:
+        a = np.asarray(value)
+        if a.dtype.kind not in "iu" and a.dtype != object:
+            V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
+        if a.shape != (n_rows,):
+            V.fail(name, f"a scalar or an array of length n_rows={n_rows}",
+                   f"an array of shape {a.shape}")
+        host = (a.astype(np.int64).view(np.uint64) if a.dtype.kind == "i"
+                else np.array([int(v) % 2**64 for v in a], np.uint64) if a.dtype == object
+                else a.astype(np.uint64))
+    return host, False
+
+
+def _param(be, name, value, n_rows, dtype, stream, **rng):
+    """A per-row parameter as (host array or None, device array or None)."""
+    if be.is_device_array(value):
+        if not be.is_device:
+            V.fail(name, "a host value on the cpu backend", V.describe(value), TypeError)
+        V.check_rows_param(name, value, n_rows, dtype, **rng)
+        arr = be.as_array(value, name, stream)
+        if np.dtype(str(arr.dtype)) != np.dtype(dtype):
+            V.fail(name, f"a {np.dtype(dtype).name} device array", str(arr.dtype), TypeError)
+        return None, arr
+    host = V.check_rows_param(name, value, n_rows, dtype, **rng)
+    return host, None
+
+
+class Sampler:
+    """A sampling plan bound to (n_rows, n_vocab, dtype, stream): scratch reserved up front.
+
+    Parameters
+    ----------
+    n_rows, n_vocab : int
+        Logits shape.
+    dtype : {"float32", "float16", "bfloat16"}
+        Logits dtype (bfloat16: ml_dtypes/torch bfloat16, or uint16 bit patterns).
+    stream : optional
+        Backend stream, raw handle, object with ``.cuda_stream``, or None (default stream).
+    order : {"llama", "vllm"}
+        Filter order (SPEC §2).
+    filters : bool
+        Reserve the radix-select histograms (needed for top_k / top_p); ``False`` keeps the
+        plan small for greedy / temperature / min_p use and raises if a call needs them.
+
+    Notes
+    -----
+    Scratch comes from ``rocsample.scratch`` for this (device, stream) and is requested in the
+    constructor (``prewarm``), so calls inside a CUDA/HIP graph capture allocate nothing as long
+    as every parameter is a device array (host parameters are copied, which capture forbids).
+    Outputs of a call (tokens, logprobs, status) are device buffers owned by the plan and
+    overwritten by the next call unless ``out=`` is given for the tokens. Calls never synchronize unless ``check=True`` (the default of ``sample``).
+
+    Examples
+    --------
+    >>> plan = Sampler(8, 32000, "float32")                      # doctest: +SKIP
+    >>> tok = plan(logits, temperature=0.8, top_p=0.95, seed=seeds, position=pos)  # doctest: +SKIP
+    """
+
+    def __init__(self, n_rows: int, n_vocab: int, dtype: str = "float32", *, stream=None,
+                 order: str = "llama", filters: bool = True, _splits: int | None = None,
+                 _block: int | None = None) -> None:
+        self.n_rows = V.check_int("n_rows", n_rows, 1)
+        self.n_vocab = V.check_int("n_vocab", n_vocab, 1, 2**31 - 1)
+        if dtype not in _LOGIT_DTYPES:
+            V.fail("dtype", " or ".join(_LOGIT_DTYPES), repr(dtype), TypeError)
+        if order not in _ORDERS:
+            V.fail("order", "'llama' or 'vllm'", repr(order))
+        self.dtype = dtype
+        self.order = order
+        self.filters = bool(filters)
+        self.backend = be = _backend()
+        self._stream_arg = stream
+        if not be.is_device:
+            self.stream = be.stream(stream)
+            return
+        self.stream = st = be.stream(stream)
+        warp = int(be.warp_size(st.device))
+        block = _BLOCK if _block is None else V.check_int("_block", _block, 1, K.MAX_BLOCK)
+        if block % warp or block > K.MAX_BLOCK:
+            V.fail("_block", f"a multiple of the wavefront size {warp} up to {K.MAX_BLOCK}", block)
+        self.block = block
+        # Per-row phase-2 blocks: the same size as phase 1 (a warp multiple, any wave size).
+        self.final_block = block
+        if _splits is None:
+            splits = _choose_splits(self.n_rows, self.n_vocab, int(be.compute_units(st.device)),
+                                    block)
+        else:
+            splits = V.check_int("_splits", _splits, 1, min(_MAX_SPLITS, self.n_vocab))
+        self.splits = splits
+        self.chunk = -(-self.n_vocab // splits)
+        r, s = self.n_rows, splits
+        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
+                  ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF))]
+        if self.filters:
+            layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS))]
+        off = 0
+        self._layout = []
+        for name, dt, shape in layout:
+            nbytes = int(np.prod(shape)) * np.dtype(dt).itemsize
+            self._layout.append((name, dt, shape, off, nbytes))
+            off += -(-nbytes // _ALIGN) * _ALIGN
+        self.scratch_bytes = off
+        self._purpose = "sample"
+        self._ns = be.kernels(K.build)
+        self._radix = K.RADIX_PASSES_SMALL if be.name == "sim" else K.RADIX_PASSES
+        self._nbins = 1 << max(w for _, w in self._radix)
+        self._kern = self._ns.bf16 if dtype == "bfloat16" else self._ns.float
+        self._param_cache: dict = {}
+        self._outputs = None
+        self.prewarm()
+
+    def prewarm(self) -> None:
+        """Reserve this plan's scratch on its stream and its output buffers (no-op on ``cpu``).
+
+        The constructor calls it; call it again after ``rocsample.scratch`` trimmed the stream,
+        or before capturing on a stream whose scratch went to an earlier graph.
+        """
+        be = self.backend
+        if not be.is_device:
+            return
+        from rocsample import scratch
+
+        scratch.prewarm(self.stream, {self._purpose: self.scratch_bytes})
+        if self._outputs is None:
+            n = self.n_rows
+            self._outputs = (be.empty((n,), np.int32, self.stream),
+                             be.empty((n,), np.float32, self.stream),
+                             be.empty((n,), np.int32, self.stream))
+
+    # ---------------------------------------------------------------------------------------
+    def _host_param(self, name, host):
+        """Device copy of a host parameter, reused while the same values come back.
+
+        Repeated calls with the same host values (the usual scalars) then cost no copy, and a
+        warmed plan can be captured with them. The cached arrays are never written.
+        """
+        key = (name, host.dtype.str, host.tobytes())
+        arr = self._param_cache.get(key)
+        if arr is None:
+            if len(self._param_cache) >= _PARAM_CACHE:
+                self._param_cache.clear()
+            arr = self._param_cache[key] = self.backend.as_array(host, name, self.stream)
+        return arr
+
+    def _views(self):
+        from rocsample import scratch
+
+        buf = scratch.request(self.stream, self.scratch_bytes, purpose=self._purpose)
+        views = {}
+        for name, dt, shape, off, nbytes in self._layout:
+            views[name] = buf[off:off + nbytes].view(dt).reshape(shape)
+        return views
+
+    def _check_logits(self, logits, dtype):
+        be = self.backend
+        if not (isinstance(logits, np.ndarray) or be.is_device_array(logits)
+                or type(logits).__module__.startswith("torch")):
+            V.fail("logits", "a NumPy array or a device array", V.describe(logits), TypeError)
+        if not hasattr(logits, "shape"):
+            V.fail("logits", "an array", V.describe(logits), TypeError)
+        V.check_ndim("logits", logits, 2)
+        name = _dtype_name(logits, dtype)
+        if name not in _LOGIT_DTYPES:
+            V.fail("logits", "float32, float16 or bfloat16 (or uint16 with dtype='bfloat16')",
+                   name, TypeError)
+        if name != self.dtype:
+            V.fail("logits", f"dtype {self.dtype} (this plan's)", name, TypeError)
+        shape = tuple(int(d) for d in logits.shape)
+        if shape != (self.n_rows, self.n_vocab):
+            V.fail("logits", f"shape {(self.n_rows, self.n_vocab)} (this plan's)", shape)
+
+    def __call__(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed,
+                 position, return_logprobs: bool = False, advance_position: bool = False,
+                 check: bool = True, out=None, dtype: str | None = None):
+        """Sample one token per row; see :func:`sample` for the parameters."""
+        be = self.backend
+        n, nv = self.n_rows, self.n_vocab
+        self._check_logits(logits, dtype)
+        st = self.stream
+        if not be.is_device:
+            return self._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
+                                  return_logprobs, advance_position, check, out, dtype)
+        temp_h, temp_d = _param(be, "temperature", temperature, n, np.float32, st,
+                                lo=0.0, hi=math.inf, hi_open=True)
+        k_h, k_d = _param(be, "top_k", top_k, n, np.int64, st, lo=0)
+        p_h, p_d = _param(be, "top_p", top_p, n, np.float32, st, lo=0.0, hi=1.0, lo_open=True)
+        mp_h, mp_d = _param(be, "min_p", min_p, n, np.float32, st, lo=0.0, hi=1.0)
+        seed_v, seed_dev = _u64_rows(be, "seed", seed, n, st)
+        pos_v, pos_dev = _u64_rows(be, "position", position, n, st)
+        if advance_position and not pos_dev:
+            V.fail("position", "a device array when advance_position=True",
+                   "a host value (it could not be advanced in place)")
+        if isinstance(logits, np.ndarray) and not logits.flags.c_contiguous:
+            logits = np.ascontiguousarray(logits)  # it is copied to the device anyway
+        x = be.as_array(logits, "logits", st)
+        strides = getattr(x, "strides", None)
+        itemsize = 4 if self.dtype == "float32" else 2
+        if strides is not None and nv > 1 and int(strides[1]) != itemsize:
+            V.fail("logits", "rows with unit element stride (a row stride is fine)",
+                   f"strides {tuple(strides)}")
+        if be.array_device(x) != st.device:
+            V.fail("stream", f"a stream on device {be.array_device(x)} (where logits live)",
+                   f"a stream on device {st.device}")
+        need_k = k_d is not None or bool(((k_h > 0) & (k_h < nv)).any())
+        need_p = p_d is not None or bool((p_h < 1).any())
+        need_mp = mp_d is not None or bool((mp_h > 0).any())
+        if (need_k or need_p) and not self.filters:
+            V.fail("top_k/top_p", "no top-k/top-p on a plan built with filters=False",
+                   "an active filter")
+        if need_p and nv > K.MAX_VOCAB_TOP_P:
+            V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)",
+                   nv)
+        dev = {}
+        for name, h, d in (("temperature", temp_h, temp_d), ("top_k", k_h, k_d),
+                           ("top_p", p_h, p_d), ("min_p", mp_h, mp_d)):
+            dev[name] = d if d is not None else self._host_param(name, h)
+        seed_a = seed_v if seed_dev else self._host_param("seed", seed_v)
+        pos_a = pos_v if pos_dev else self._host_param("position", pos_v)
+        if out is not None:
+            tokens = be.as_array(out, "out", st, copy_host=False)
+            if tuple(tokens.shape) != (n,) or str(tokens.dtype) != "int32":
+                V.fail("out", f"an int32 device array of shape ({n},)", V.describe(out), TypeError)
+        else:
+            tokens = self._outputs[0]
+        logprobs, status = self._outputs[1], self._outputs[2]
+        w = self._views()
+        kn = self._kern
+        S, B, FB = self.splits, self.block, self.final_block
+        vllm = 1 if self.order == "vllm" else 0
+        want_lp = 1 if return_logprobs else 0
+        be.launch(kn._sample_partials_kernel, (S, n), B, st, x, nv, self.chunk,
+                  dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"], seed_a, pos_a,
+                  want_lp, w["pf"], w["pi"])
+        need_sel = need_k or need_p
+        hn = w["hist_n"] if need_sel else w["si"]
+        hq = w["hist_q"] if need_sel else w["si"]
+        be.launch(kn._sample_finalize_kernel, n, FB, st, x, nv, S, dev["temperature"],
+                  dev["top_k"], dev["top_p"], dev["min_p"], vllm, w["pf"], w["pi"], tokens,
+                  logprobs, status, w["si"], w["sf"], self._nbins if need_sel else 0, hn, hq)
+        if need_sel:
+            phases = ([False] if need_k else []) + ([True] if need_p else [])
+            for is_p in phases:
+                if is_p:
+                    be.launch(kn._select_begin_kernel, max(1, -(-n // B)), B, st,
+                              dev["top_p"], nv, w["si"])
+                for pi_, (shift, width) in enumerate(self._radix):
+                    first = pi_ == 0
+                    last = pi_ == len(self._radix) - 1
+                    be.launch(kn._select_hist_kernel, (S, n), B, st, x, nv, self.chunk, shift,
+                              width, first, w["si"], w["sf"], hn, hq)
+                    be.launch(kn._select_step_kernel, n, FB, st, nv, width, first, last,
+                              dev["top_p"], w["si"], w["sf"], hn, hq)
+                be.launch(kn._tie_cut_kernel, n, FB, st, x, nv, w["si"], w["sf"])
+        if need_k or need_p or need_mp:
+            be.launch(kn._draw_partials_kernel, (S, n), B, st, x, nv, self.chunk, seed_a, pos_a,
+                      w["si"], w["sf"], w["pf"], w["pi"])
+            be.launch(kn._draw_finalize_kernel, n, FB, st, x, nv, S, w["si"], w["sf"], w["pf"],
+                      w["pi"], tokens, logprobs, status)
+        if advance_position:
+            be.launch(self._ns._advance_position_kernel, max(1, -(-n // B)), B, st, pos_a, n)
+        return self._finish(tokens, logprobs, status, return_logprobs, check)
+
+    def _finish(self, tokens, logprobs, status, return_logprobs, check):
+        if check:
+            st_h = np.asarray(self.backend.to_host(status, self.stream))
+            bad = np.flatnonzero(st_h != K.STATUS_OK)
+            if bad.size:
+                rows = [int(r) for r in bad]
+                shown = ", ".join(map(str, rows[:16])) + (" ..." if len(rows) > 16 else "")
+                raise SamplingError(
+                    f"logits: expected at least one finite logit per row, got none in "
+                    f"{len(rows)} row(s): {shown}", rows=rows, status=st_h)
+            return (tokens, logprobs) if return_logprobs else tokens
+        return (tokens, logprobs, status) if return_logprobs else (tokens, status)
+
+    def _call_cpu(self, logits, temperature, top_k, top_p, min_p, seed, position,
+                  return_logprobs, advance_position, check, out, dtype):
+        from rocsample.reference import sampling as R
+
+        n = self.n_rows
+        V.check_rows_param("temperature", temperature, n, np.float32, lo=0.0, hi=math.inf,
+                           hi_open=True)
+        V.check_rows_param("top_k", top_k, n, np.int64, lo=0)
+        V.check_rows_param("top_p", top_p, n, np.float32, lo=0.0, hi=1.0, lo_open=True)
+        V.check_rows_param("min_p", min_p, n, np.float32, lo=0.0, hi=1.0)
+        seed_v, _ = _u64_rows(self.backend, "seed", seed, n, self.stream)
+        pos_v, _ = _u64_rows(self.backend, "position", position, n, self.stream)
+        if advance_position and not isinstance(position, np.ndarray):
+            V.fail("position", "a NumPy array when advance_position=True on the cpu backend",
+                   V.describe(position))
+        tok, lp, status, _ = R.sample_with_margin(
+            logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+            seed=seed_v, position=pos_v, order=self.order, dtype=dtype)
+        if advance_position:
+            position += 1
+        if out is not None:
+            out[...] = tok
+            tok = out
+        return self._finish(tok, lp, status, return_logprobs, check)
+
+
+def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
+    if not hasattr(logits, "shape"):
+        V.fail("logits", "an array", V.describe(logits), TypeError)
+    V.check_ndim("logits", logits, 2)
+    name = _dtype_name(logits, dtype)
+    if name not in _LOGIT_DTYPES:
+        V.fail("logits", "float32, float16 or bfloat16 (or uint16 with dtype='bfloat16')", name,
+               TypeError)
+    n_rows, n_vocab = (int(d) for d in logits.shape)
+    if n_vocab < 1:
+        V.fail("logits", "at least one column (n_vocab >= 1)", f"shape {(n_rows, n_vocab)}")
+    if n_rows < 1:
+        V.fail("logits", "at least one row", f"shape {(n_rows, n_vocab)}")
+    return Sampler(n_rows, n_vocab, name, stream=stream, order=order,
+                   _splits=splits, _block=block)
+
+
+def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
+           order: str = "llama", return_logprobs: bool = False, advance_position: bool = False,
+           check: bool = True, out=None, stream=None, dtype: str | None = None, _splits=None,
+           _block=None):
+    """Sample one token per row with SPEC §2's filters and Gumbel-max draw.
+
+    Parameters
+    ----------
+    logits : array, shape (n_rows, n_vocab)
+        float32, float16 or bfloat16; NumPy (copied to the device) or a device array
+        (``__cuda_array_interface__``, numba). Rows may be strided; elements must be contiguous.
+    temperature : float or array (n_rows,)
+        >= 0; 0 means greedy. Device arrays must be float32.
+    top_k : int or array (n_rows,)
+        >= 0; 0 or >= n_vocab is off. Device arrays must be int64.
+    top_p : float or array (n_rows,)
+        In (0, 1]; 1 is off. Device arrays float32.
+    min_p : float or array (n_rows,)
+        In [0, 1]; 0 is off. Device arrays float32.
+    seed, position : int or array (n_rows,)
+        Philox key and counter (mod 2**64). Device arrays int64 or uint64.
+    order : {"llama", "vllm"}
+        Filter order.
+    return_logprobs : bool
+        Also return log-softmax(raw row at T = 1) at the token (float32).
+    advance_position : bool
+        Increment the device ``position`` array after the draw (needs a device array).
+    check : bool
+        True (default): synchronize and raise :class:`SamplingError` naming rows with no finite
+        logit. False: never synchronize; return the status array as well.
+    out : int32 device array (n_rows,), optional
+        Where to write tokens.
+    stream : optional
+        Backend stream, raw handle, ``.cuda_stream`` object, or None.
+    dtype : {None, "bfloat16"}
+        Marks a uint16 array as bfloat16 bit patterns.
+
+    Returns
+    -------
+    tokens : int32 array (n_rows,)
+        Device array on device backends, NumPy on ``cpu``; -1 where no logit is finite.
+    logprobs : float32 array (n_rows,), if ``return_logprobs``
+    status : int32 array (n_rows,), if ``check=False``
+        0 ok, 1 no finite logit.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Before any launch, naming the argument (e.g. "top_p: expected a value in (0, 1], got 1.5").
+    SamplingError
+        With ``check=True``, if some rows had no finite logit.
+
+    Notes
+    -----
+    Stream-ordered on ``stream``; synchronizes only for ``check=True``. Host parameters are
+    copied to the device (not allowed during capture); for graph capture use a
+    :class:`Sampler` with device parameter arrays and ``check=False``.
+
+    Examples
+    --------
+    >>> import numpy as np, rocsample.sampling as rs
+    >>> logits = np.log(np.array([[0.1, 0.7, 0.2]], np.float32))
+    >>> int(np.asarray(rs.sample(logits, temperature=0.0, seed=0, position=0))[0])
+    1
+    """
+    if order not in _ORDERS:
+        V.fail("order", "'llama' or 'vllm'", repr(order))
+    plan = _plan_for(logits, dtype, stream, order, _splits, _block)
+    return plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                seed=seed, position=position, return_logprobs=return_logprobs,
+                advance_position=advance_position, check=check, out=out, dtype=dtype)
+
+
+def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=None, stream=None,
+           dtype: str | None = None, _splits=None, _block=None):
+    """Greedy token per row: the lowest index among the maximal finite logits (one read).
+
+    Parameters and returns as :func:`sample` with ``temperature=0``.
+
+    Examples
+    --------
+    >>> import numpy as np, rocsample.sampling as rs
+    >>> int(np.asarray(rs.argmax(np.array([[1.0, 3.0, 3.0]], np.float32)))[0])
+    1
+    """
+    return sample(logits, temperature=0.0, seed=0, position=0, return_logprobs=return_logprobs,
+                  check=check, out=out, stream=stream, dtype=dtype, _splits=_splits,
+                  _block=_block)
