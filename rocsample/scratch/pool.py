@@ -87,14 +87,23 @@ class ScratchPool:
                 lk = self._dev_locks[device] = threading.RLock()
             return lk
 
-    def _capturing(self, rt, st) -> bool:
+    def _stream_capturing(self, rt, st) -> bool:
         status = rt.capture_status(st)
         if status is CaptureStatus.INVALIDATED:
             raise CaptureError(
                 f"stream {st.handle:#x} on device {st.device}: its capture was invalidated; end it "
                 "(rocsample.graphs.capture does) and capture again"
             )
-        return status is CaptureStatus.ACTIVE or rt.global_capture_active(st.device)
+        return status is CaptureStatus.ACTIVE
+
+    def _allocation_blocker(self, rt, device: int) -> str | None:
+        """What an allocation on ``device`` from this thread would invalidate, or None."""
+        rec = self._thread_capture()
+        if rec is not None:
+            return f"the {rec.mode} capture of stream {rec.stream:#x} on this thread"
+        if rt.global_capture_active(device):
+            return f"a capture in progress on device {device} (global mode, or this thread's)"
+        return None
 
     # ---- the public operations ---------------------------------------------------------------
     def request(self, stream, nbytes: int, purpose: str = "default"):
@@ -115,28 +124,28 @@ class ScratchPool:
         st = be.stream(stream)
         key = (st.device, st.handle, purpose)
         with self._lock(st.device):
-            capturing = self._capturing(rt, st)  # first: nothing below may run when refused
+            # First, before anything else: may this request allocate at all?
+            stream_capturing = self._stream_capturing(rt, st)
             entry = self._entries.get(key)
             have = entry.alloc.nbytes if entry is not None and entry.alloc is not None else 0
-            if capturing:
-                if nbytes > have:
-                    raise ScratchNotWarmed(
-                        f"stream {st.handle:#x} on device {st.device} is capturing and '{purpose}' "
-                        f"scratch needs {int(nbytes)} bytes, but {have} bytes are warmed; call "
-                        "rocsample.scratch.prewarm(stream, ...) (or Sampler.prewarm) before capture"
-                    )
-                self._pin(st, key, entry.alloc)
-                return entry.alloc.array
             if nbytes <= have:
-                self._collect()
+                if stream_capturing:
+                    self._pin(st, key, entry.alloc)
+                else:
+                    self._collect()
                 return entry.alloc.array
-            rec = self._thread_capture()
-            if rec is not None:
+            if stream_capturing:
+                raise ScratchNotWarmed(
+                    f"stream {st.handle:#x} on device {st.device} is capturing and '{purpose}' "
+                    f"scratch needs {int(nbytes)} bytes, but {have} bytes are warmed; call "
+                    "rocsample.scratch.prewarm(stream, ...) (or Sampler.prewarm) before capture"
+                )
+            blocker = self._allocation_blocker(rt, st.device)
+            if blocker is not None:
                 raise ScratchNotWarmed(
                     f"stream {st.handle:#x} on device {st.device}: '{purpose}' scratch needs "
                     f"{int(nbytes)} bytes, but {have} bytes are warmed, and allocating now would "
-                    f"invalidate the {rec.mode} capture of stream {rec.stream:#x} on this thread; "
-                    "prewarm every stream used inside the capture"
+                    f"invalidate {blocker}; prewarm every stream used while a capture is open"
                 )
             self._collect()
             new = rt.mem_alloc(_round_up(nbytes), st.device)

@@ -34,7 +34,11 @@ def test_hip_without_rocm_is_actionable(backend):
     r = _run("import rocsample\nfrom rocsample.backends import probe\nprint(probe('hip'))")
     if r.stdout.strip() == "None":
         pytest.skip("hip available")
-    assert "hip: libamdhip64.so not found: install ROCm >= 7.2" in r.stdout, r.stdout + r.stderr
+    # without ROCm the runtime library is missing; on a machine that ships a stray libamdhip64
+    # (the H200 image does) numba-hip is what is missing: both say what to install
+    out = r.stdout
+    assert ("hip: libamdhip64.so not found" in out or "hip: numba-hip is not importable" in out), out + r.stderr
+    assert "install ROCm >= 7.2" in out, out
 
 
 def test_env_hip_on_cpu_machine_raises_on_first_use(backend):
@@ -48,7 +52,8 @@ def test_env_hip_on_cpu_machine_raises_on_first_use(backend):
         "    print('UNAVAILABLE', e)\n",
         ROCSAMPLE_BACKEND="hip",
     )
-    assert "UNAVAILABLE hip: libamdhip64.so not found: install ROCm >= 7.2" in r.stdout, r.stdout + r.stderr
+    assert r.stdout.startswith("UNAVAILABLE hip: "), r.stdout + r.stderr
+    assert "install ROCm >= 7.2" in r.stdout, r.stdout
 
 
 def test_import_is_cheap_and_safe_on_cpu():

@@ -136,7 +136,9 @@ def test_strided_src_and_dst_rows(backend, rng, t):
     w = 64 if t not in BLOCK_BYTES else 2 * BLOCK_BYTES[t]
     if backend.is_device:
         d_big = backend.as_array(dst_big, "dst")
-        sr.set_rows(d_big[..., :w], backend.as_array(np.ascontiguousarray(big), "src")[:, ::2, :64],
+        # numba device arrays take no Ellipsis: spell the leading axes out
+        view = d_big[tuple([slice(None)] * (d_big.ndim - 1)) + (slice(0, w),)]
+        sr.set_rows(view, backend.as_array(np.ascontiguousarray(big), "src")[:, ::2, :64],
                     backend.as_array(idx, "idx"), dst_type=t)
         got = backend.to_host(d_big).view(dst_big.dtype)
     else:

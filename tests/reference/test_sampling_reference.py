@@ -140,3 +140,105 @@ def test_margin_rare_on_random_rows(rng):
     _, _, _, near = R.sample_with_margin(lg, top_k=40, top_p=0.9, min_p=0.02, temperature=0.9,
                                          seed=rng.integers(0, 2**62, 300), position=3)
     assert near.mean() < 0.01
+
+
+# --- Rounding-boundary flags: exact integer top-p masses, exact min-p thresholds -------------
+
+@pytest.fixture(scope="module")
+def big_rows():
+    # 64 rows of N(0, 1) * 3 logits at Qwen's vocabulary: flat enough that a single token's
+    # probability (~1e-6 .. 1e-5) is below any fixed relative mass margin.
+    rng = np.random.default_rng(151936)
+    lg = (rng.normal(size=(64, 151936)) * 3).astype(np.float32)
+    return lg, rng.integers(0, 2**62, 64)
+
+
+@pytest.mark.parametrize("order", ["llama", pytest.param("vllm", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("params", [dict(top_p=0.5), dict(top_p=0.9), dict(top_p=0.95),
+                                    dict(top_p=0.99), dict(min_p=0.05), dict(min_p=1.0)],
+                         ids=lambda d: "-".join(f"{k}={v}" for k, v in d.items()))
+def test_boundary_rows_rare_at_large_vocab(big_rows, params, order):
+    # SPEC §2: boundary rows must be rare (< 0.1% of random rows); < 1% of 64 means none.
+    # ~1.5 s each (the sort of 64 x 151936 keys); the vllm half is marked slow.
+    lg, seed = big_rows
+    _, _, _, near = R.sample_with_margin(lg, seed=seed, position=7, order=order, **params)
+    assert near.mean() < 0.01, f"{near.sum()} of {near.size} rows flagged"
+
+
+def test_mass_units_are_the_fixed_point_definition():
+    x = np.array([2.5, 2.5, 1.0, -30.0, -1e30], np.float32)
+    q, risk = R.mass_units(x, 2.5)
+    assert q[0] == q[1] == 2**R.MASS_BITS and q[-1] == 0
+    want = [math.floor(math.exp(float(v) - 2.5) * 2.0**R.MASS_BITS + 0.5) for v in x[2:4]]
+    assert list(q[2:4]) == want
+    assert not risk[[0, 1, 4]].any()          # integers and zero are never near a half
+    import rocsample.kernels.sampling as K    # one definition on both sides
+    assert K.MASS_BITS == R.MASS_BITS
+    assert K.MAX_VOCAB_TOP_P * 2**K.MASS_BITS < 2**63
+
+
+def test_topp_target_is_ceil_of_float64_product():
+    assert R.topp_target(np.float32(0.5), 2**41) == 2**40
+    z = 3 * 2**40 + 1
+    assert R.topp_target(np.float32(0.9), z) == math.ceil(float(np.float32(0.9)) * float(z))
+    assert R.topp_target(np.float32(1.0), 2**62) == 2**62   # never above Z
+
+
+def test_exact_top_p_crossing_is_not_a_boundary():
+    # Two equal logits: q = [2**40, 2**40], target(0.5) = 2**40 = cum[0] exactly. The integer
+    # arithmetic is identical on every machine, so the row is exact: token 0 only, unflagged.
+    lg = np.zeros((40, 2), np.float32)
+    tok, _, _, near = R.sample_with_margin(lg, top_p=0.5, seed=np.arange(40), position=0)
+    assert not near.any() and (tok == 0).all()
+
+
+def test_top_p_crossing_flagged_when_masses_are_at_risk(monkeypatch):
+    # Make every mass "at risk" (as if exp could differ wildly): the exact crossing above is
+    # then within the possible one-unit-per-token movement, and must be flagged.
+    monkeypatch.setattr(R, "EXP_ULPS", 2.0**80)
+    lg = np.zeros((1, 2), np.float32)
+    _, _, _, near = R.sample_with_margin(lg, top_p=0.5, seed=1, position=0)
+    assert near[0]
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_min_p_one_is_exact(order, rng):
+    # thr = x_max + log(1) = x_max exactly: the maximum sits on the threshold without any
+    # rounding, so min_p == 1 rows are never flagged (they keep only the maximal tokens).
+    lg = rng.normal(size=(50, 300)).astype(np.float32)
+    lg[::5, 7] = lg[::5].max(axis=1)            # tied maxima too
+    tok, _, _, near = R.sample_with_margin(lg, min_p=1.0, temperature=0.7,
+                                           seed=rng.integers(0, 2**62, 50), position=0,
+                                           order=order)
+    assert not near.any()
+    assert (lg[np.arange(50), tok] == lg.max(axis=1)).all()
+
+
+def test_min_p_flags_only_within_ulps_of_threshold(monkeypatch):
+    mp = np.float32(0.1)
+    thr = R.minp_threshold(np.float32(2.0), mp)
+    assert thr == 2.0 + math.log(float(mp))
+    on = np.float32(thr)                      # the float32 nearest the threshold
+    seeds = np.arange(8)
+
+    def flagged(x):
+        lg = np.tile(np.array([2.0, x, -5.0], np.float32), (8, 1))
+        return R.sample_with_margin(lg, min_p=mp, seed=seeds, position=0)[3]
+
+    tol = R.MINP_ULPS * (math.ulp(thr) + math.ulp(math.log(float(mp))))
+    assert (flagged(on) == (abs(float(on) - thr) <= tol)).all()
+    assert not flagged(np.float32(thr + 1e-4)).any()
+    # A wider window (as if log could be off by ~2**30 ulps) reaches the float32 neighbour.
+    monkeypatch.setattr(R, "MINP_ULPS", 2.0**30)
+    assert flagged(on).all()
+    lg = np.array([[2.0, on, 1.0]], np.float32)
+    assert not R.sample_with_margin(lg, min_p=0.0, seed=0, position=0)[3][0]   # min_p off
+
+
+def test_top_k_ties_never_flagged():
+    lg = np.ones((30, 10), np.float32)       # every token tied: top_k cuts by index, exactly
+    tok, _, _, near = R.sample_with_margin(lg, top_k=3, temperature=1.0, seed=np.arange(30) + 1,
+                                           position=0)
+    assert set(tok.tolist()) <= {0, 1, 2}
+    # Only a Gumbel near-tie could flag these rows; random noise makes that (almost) never.
+    assert near.mean() < 0.1

@@ -33,16 +33,18 @@ def _host(backend, arr, stream=None):
 
 @pytest.fixture
 def logits_sets(backend, rng):
-    n_vocab = 4096 if backend.is_device and backend.name != "sim" else 200
-    return [rng.standard_normal((3, n_vocab)).astype(np.float32) * 3 for _ in range(4)]
+    # the simulator runs every thread in Python: a tiny vocabulary, still split in two
+    n_vocab, rows = {"sim": (64, 2)}.get(backend.name, (4096, 3))
+    return [rng.standard_normal((rows, n_vocab)).astype(np.float32) * 3 for _ in range(4)]
 
 
 def test_overlapping_queues_keep_their_partials(backend, new_stream, logits_sets):
     """>= 4 streams run split sampling on different logits, interleaved; every result is exact."""
     streams = [new_stream() for _ in logits_sets]
-    n_iter = _iters(backend, gpu=1000, sim=3, cpu=50)
+    n_iter = _iters(backend, gpu=1000, sim=2, cpu=50)
+    small = {"_block": backend.warp_size(), "_splits": 2} if backend.name == "sim" else {}
     dev_logits = [backend.as_array(x, "logits", backend.stream(s)) for x, s in zip(logits_sets, streams)]
-    samplers = [rocsample.Sampler(x.shape[0], x.shape[1], "float32", stream=s)
+    samplers = [rocsample.Sampler(x.shape[0], x.shape[1], "float32", stream=s, **small)
                 for x, s in zip(logits_sets, streams)]
     params = dict(temperature=0.8, top_k=20, top_p=0.9)
     # each stream's outputs go to its own slot per iteration, read back only at the end, so the
@@ -147,11 +149,13 @@ def test_unwarmed_capture_refused_then_recovers(backend, new_stream, rng):
     x = rng.standard_normal((2, 300)).astype(np.float32)
     st = backend.stream(s)
     xd = backend.as_array(x, "logits", st)
-    sp = rocsample.Sampler(2, 300, "float32", stream=s)
-    pool = get_pool(backend)
-    pool.trim(s)  # as if the plan's scratch had never been warmed on this stream
+    small = {"_block": backend.warp_size(), "_splits": 2} if backend.name == "sim" else {}
+    sp = rocsample.Sampler(2, 300, "float32", stream=s, **small)
     dev = _device_params(backend, st, top_p=0.9, seed=3, position=0)
     out = backend.empty(2, np.int32, st)
+    sp(xd, check=False, out=out, **dev)  # an eager call: the plan's host-side defaults are on the device
+    pool = get_pool(backend)
+    pool.trim(s)  # as if the plan's scratch had never been warmed on this stream
     rt = backend.runtime
     before = rt.alloc_calls
     with pytest.raises(ScratchNotWarmed, match="warmed"):

@@ -162,7 +162,8 @@ def test_global_mode_capture(pool, rt):
     frees = rt.free_calls
     with graphs.capture(s, mode="global") as g:
         pool.request(s, 256, "p")
-        with pytest.raises(ScratchNotWarmed, match=f"stream {other.handle:#x} on device 0 is capturing"):
+        with pytest.raises(ScratchNotWarmed, match=f"stream {other.handle:#x} on device 0: 'p' scratch "
+                           f"needs 4096 bytes.*would invalidate the global capture of stream {s.handle:#x}"):
             pool.request(other, 4096, "p")
         assert pool.trim(other) == 0
         g_old.release()  # its free is deferred: freeing now would invalidate the capture

@@ -218,7 +218,8 @@ def test_global_capture_refuses_other_streams_of_its_device_only(pool, rt):
     pool.request(other_dev, 256, "p")
     allocs = rt.alloc_calls
     rt.begin_capture(st(g), "global")
-    with pytest.raises(ScratchNotWarmed, match=f"stream {s.handle:#x} on device 0 is capturing"):
+    with pytest.raises(ScratchNotWarmed, match=f"stream {s.handle:#x} on device 0: 'p' scratch needs "
+                       "4096 bytes, but 256 bytes are warmed, and allocating now would invalidate a capture"):
         pool.request(s, 4096, "p")
     assert rt.alloc_calls == allocs
     pool.request(other_dev, 4096, "p")  # another device: served
