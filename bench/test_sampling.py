@@ -1,15 +1,22 @@
-"""pytest-benchmark suite for rocsample.sample / argmax (issue 3, item 7).
+"""Sampling benchmarks: rocsample against PyTorch and FlashInfer on the same logits, same run.
 
-Modes: greedy, temperature-only, top_k=50, top_p=0.95 alone, and the full chain
-(top_k=50, top_p=0.9, min_p=0.05, T=0.8); n_rows in {1, 8, 64, 256}; n_vocab in
-{32000, 151936, 262144}; float32 logits. Peers in the same run: PyTorch (argmax;
-softmax+multinomial; topk+softmax+multinomial; sort-based top-p; sort-based full chain) where
-torch with a GPU is installed, and the NumPy reference at the smallest shapes.
+Modes: greedy, temperature-only, top_k=50, top_p=0.95 alone, and the full chain (top_k=50,
+top_p=0.9, min_p=0.05, T=0.8); n_rows in {1, 8, 64, 256}; n_vocab in {32000, 151936, 262144};
+float32 logits drawn from N(0, 3^2) (never zeros).
 
-``extra_info`` of every device case: ``bytes`` (one read of the logits), ``gbps`` (effective,
-bytes / median time), ``floor_us`` (bytes / measured device copy bandwidth) and
-``ratio_to_floor`` (median time / floor). Run: ``pytest bench/test_sampling.py --backend cuda
---benchmark-json=out.json`` (``make bench``).
+What is timed
+-------------
+- pytest-benchmark's own statistics: one call *to a finished result* (launch + synchronize).
+- ``extra_info["device_time_us"]``: median GPU time per call from device events around 10
+  back-to-back calls; for rocsample also ``graph_time_us``, the same from replays of the call
+  captured as a graph (kernel time without host launch gaps). ``ratio_to_floor`` divides the
+  best GPU time by the floor: one read of the logits at the measured device copy bandwidth.
+
+Peers: PyTorch (argmax; softmax+multinomial; topk+softmax+multinomial; sort-based top-p and
+full chain), FlashInfer 0.2.14 sampling kernels where importable (sampling_from_logits,
+top_k / top_p sampling from probs after softmax, top_k_top_p_sampling_from_logits; its full chain
+has no min-p stage), and the NumPy reference at one small shape.
+Run: ``make bench`` or ``pytest bench/test_sampling.py --backend cuda --benchmark-json=out.json``.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import rocsample.sampling as rs
+import rocsample
+
+from .common import device_time, record, torch_cuda, torch_device_time
 
 ROWS = [1, 8, 64, 256]
 VOCABS = [32000, 151936, 262144]
@@ -28,148 +37,163 @@ MODES = {
     "top_p095": dict(top_p=0.95, temperature=1.0),
     "chain": dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8),
 }
+_ROUNDS = 20
 
-_copy_bw: dict = {}
+
+def _shapes(request):
+    if request.config.getoption("--bench-quick"):
+        return [(8, 32000), (64, 151936)]
+    return [(r, v) for r in ROWS for v in VOCABS]
 
 
-def _device_or_skip(backend):
+def pytest_generate_tests(metafunc):
+    if "shape" in metafunc.fixturenames:
+        shapes = _shapes(metafunc)
+        metafunc.parametrize("shape", shapes, ids=[f"{r}x{v}" for r, v in shapes])
+
+
+def _host_logits(rows, vocab):
+    rng = np.random.default_rng(rows * 7 + vocab)
+    return (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
+
+
+def _gpu_only(backend):
     if not backend.is_device or backend.name == "sim":
-        pytest.skip("benchmarks need a GPU backend (--backend cuda or hip)")
+        pytest.skip("needs a GPU backend (--backend cuda or hip)")
 
 
-def copy_bandwidth(backend) -> float:
-    """Device-to-device copy bandwidth in bytes/s (read + write counted), measured once."""
-    if backend.name in _copy_bw:
-        return _copy_bw[backend.name]
-    import time
-
-    cuda = backend.cuda
-    n = 256 << 20
-    src = cuda.device_array(n, dtype=np.uint8)
-    dst = cuda.device_array(n, dtype=np.uint8)
-    dst.copy_to_device(src)
-    cuda.synchronize()
-    reps = 20
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        dst.copy_to_device(src)
-    cuda.synchronize()
-    bw = 2 * n * reps / (time.perf_counter() - t0)
-    _copy_bw[backend.name] = bw
-    return bw
-
-
-def _median(benchmark):
-    st = getattr(benchmark, "stats", None)
-    return None if st is None else st.stats.median  # None under --benchmark-disable
-
-
-def _record(benchmark, backend, nbytes):
-    med = _median(benchmark)
-    if med is None:
-        return
-    floor = nbytes / copy_bandwidth(backend)
-    benchmark.extra_info.update(bytes=nbytes, gbps=nbytes / med / 1e9, floor_us=floor * 1e6,
-                                ratio_to_floor=med / floor, backend=backend.name)
-
-
-@pytest.fixture(scope="module")
-def inputs(backend):
-    cache = {}
-
-    def get(rows, vocab):
-        key = (rows, vocab)
-        if key not in cache:
-            rng = np.random.default_rng(rows * 7 + vocab)
-            host = (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
-            cache.clear()  # keep one shape resident
-            cache[key] = (host, backend.cuda.to_device(host))
-        return cache[key]
-
-    return get
-
-
-@pytest.mark.parametrize("vocab", VOCABS)
-@pytest.mark.parametrize("rows", ROWS)
 @pytest.mark.parametrize("mode", list(MODES))
-def test_rocsample(benchmark, backend, inputs, mode, rows, vocab):
-    _device_or_skip(backend)
-    host, x = inputs(rows, vocab)
-    cuda = backend.cuda
-    plan = rs.Sampler(rows, vocab, "float32")
-    seed = cuda.to_device(np.arange(rows, dtype=np.uint64))
-    pos = cuda.to_device(np.zeros(rows, np.uint64))
-    # Host scalars: the plan keeps their device copies, so the timed calls copy nothing and
-    # passes no row needs are not launched.
-    params = dict(MODES[mode])
+def test_rocsample(benchmark, backend, copy_bandwidth, mode, shape):
+    _gpu_only(backend)
+    rows, vocab = shape
+    host = _host_logits(rows, vocab)
+    s = backend.runtime.new_stream()
+    st = backend.stream(s)
+    x = backend.as_array(host, "logits", st)
+    seed = backend.as_array(np.arange(rows, dtype=np.int64), "seed", st)
+    pos = backend.as_array(np.zeros(rows, np.int64), "position", st)
+    plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
+    params = MODES[mode]
 
-    def run():
+    def call():
         plan(x, seed=seed, position=pos, check=False, **params)
-        backend.synchronize(plan.stream)
 
-    run()
-    benchmark.group = f"{mode}-{rows}x{vocab}"
-    benchmark.pedantic(run, rounds=30, warmup_rounds=3, iterations=1)
-    _record(benchmark, backend, host.nbytes)
-    benchmark.extra_info.update(splits=plan.splits, block=plan.block)
+    def finished():
+        call()
+        backend.synchronize(s)
+
+    finished()
+    benchmark.group = f"sampling {mode} {rows}x{vocab}"
+    benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
+    t_dev = device_time(backend, call, stream=s)
+    g = plan.capture(x, seed=seed, position=pos, advance_position=False, **params)
+    t_graph = device_time(backend, lambda: g.replay(s), stream=s)
+    g.release()
+    record(benchmark, bytes_moved=host.nbytes, device_s=min(t_dev, t_graph), copy_bw=copy_bandwidth,
+           impl="rocsample", mode=mode, rows=rows, vocab=vocab, graph_time_us=t_graph * 1e6,
+           eager_device_time_us=t_dev * 1e6, splits=plan.splits)
 
 
-def _torch_peer(mode, x, gen):
-    import torch
-
-    if mode == "greedy":
-        return torch.argmax(x, dim=-1)
+def _torch_fn(torch, mode, x, gen):
     p = MODES[mode]
     t = p.get("temperature", 1.0)
+    if mode == "greedy":
+        return lambda: torch.argmax(x, dim=-1)
     if mode == "temperature":
-        return torch.multinomial(torch.softmax(x / t, -1), 1, generator=gen)
+        return lambda: torch.multinomial(torch.softmax(x / t, -1), 1, generator=gen)
     if mode == "top_k50":
-        v, i = torch.topk(x, 50, dim=-1)
-        return i.gather(-1, torch.multinomial(torch.softmax(v / t, -1), 1, generator=gen))
-    # Sort-based top-p (and the full chain), as the common PyTorch samplers do.
-    s, i = torch.sort(x, dim=-1, descending=True)
-    if "top_k" in p:
-        s[:, p["top_k"]:] = -float("inf")
-    probs = torch.softmax(s, -1)
-    cum = probs.cumsum(-1)
-    s = s.masked_fill((cum - probs) >= p["top_p"], -float("inf"))
-    if "min_p" in p:
-        s = s.masked_fill(s < s[:, :1] + np.log(p["min_p"]), -float("inf"))
-    j = torch.multinomial(torch.softmax(s / t, -1), 1, generator=gen)
-    return i.gather(-1, j)
+        def topk():
+            v, i = torch.topk(x, 50, dim=-1)
+            return i.gather(-1, torch.multinomial(torch.softmax(v / t, -1), 1, generator=gen))
+        return topk
+
+    def sort_based():  # as the common PyTorch samplers (HF, vLLM's fallback) do it
+        s, i = torch.sort(x, dim=-1, descending=True)
+        if "top_k" in p:
+            s[:, p["top_k"]:] = -float("inf")
+        probs = torch.softmax(s, -1)
+        cum = probs.cumsum(-1)
+        s = s.masked_fill((cum - probs) >= p["top_p"], -float("inf"))
+        if "min_p" in p:
+            s = s.masked_fill(s < s[:, :1] + float(np.log(p["min_p"])), -float("inf"))
+        j = torch.multinomial(torch.softmax(s / t, -1), 1, generator=gen)
+        return i.gather(-1, j)
+    return sort_based
 
 
-@pytest.mark.parametrize("vocab", VOCABS)
-@pytest.mark.parametrize("rows", ROWS)
 @pytest.mark.parametrize("mode", list(MODES))
-def test_torch_peer(benchmark, backend, mode, rows, vocab):
-    _device_or_skip(backend)
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without a GPU")
-    rng = np.random.default_rng(rows * 7 + vocab)
-    x = torch.from_numpy((rng.standard_normal((rows, vocab)) * 3).astype(np.float32)).cuda()
+def test_torch_peer(benchmark, backend, copy_bandwidth, mode, shape):
+    _gpu_only(backend)
+    torch = torch_cuda()
+    if torch is None:
+        pytest.skip("torch with CUDA not importable")
+    rows, vocab = shape
+    x = torch.from_numpy(_host_logits(rows, vocab)).cuda()
     gen = torch.Generator(device="cuda").manual_seed(0)
+    fn = _torch_fn(torch, mode, x, gen)
 
-    def run():
-        _torch_peer(mode, x, gen)
+    def finished():
+        fn()
         torch.cuda.synchronize()
 
-    run()
-    benchmark.group = f"{mode}-{rows}x{vocab}"
-    benchmark.pedantic(run, rounds=30, warmup_rounds=3, iterations=1)
-    _record(benchmark, backend, x.numel() * 4)
+    finished()
+    benchmark.group = f"sampling {mode} {rows}x{vocab}"
+    benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
+    t_dev = torch_device_time(torch, fn)
+    record(benchmark, bytes_moved=x.numel() * 4, device_s=t_dev, copy_bw=copy_bandwidth,
+           impl="torch", mode=mode, rows=rows, vocab=vocab)
+
+
+def _flashinfer():
+    try:
+        import flashinfer.sampling as fs
+    except Exception:
+        return None
+    return fs
+
+
+def _flashinfer_fn(torch, fs, mode, x):
+    p = MODES[mode]
+    t = p.get("temperature", 1.0)
+    if mode == "greedy":
+        return None  # FlashInfer has no argmax kernel; torch.argmax is the peer
+    if mode == "temperature":
+        return lambda: fs.sampling_from_logits(x / t)
+    if mode == "top_k50":
+        return lambda: fs.top_k_sampling_from_probs(torch.softmax(x / t, -1), p["top_k"])
+    if mode == "top_p095":
+        return lambda: fs.top_p_sampling_from_probs(torch.softmax(x / t, -1), p["top_p"])
+    return lambda: fs.top_k_top_p_sampling_from_logits(x / t, p["top_k"], p["top_p"])
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m != "greedy"])
+def test_flashinfer_peer(benchmark, backend, copy_bandwidth, mode, shape):
+    _gpu_only(backend)
+    torch = torch_cuda()
+    fs = _flashinfer() if torch is not None else None
+    if fs is None:
+        pytest.skip("flashinfer not importable (carry .flashinfer; see BENCHMARKS.md)")
+    rows, vocab = shape
+    x = torch.from_numpy(_host_logits(rows, vocab)).cuda()
+    fn = _flashinfer_fn(torch, fs, mode, x)
+
+    def finished():
+        fn()
+        torch.cuda.synchronize()
+
+    finished()
+    benchmark.group = f"sampling {mode} {rows}x{vocab}"
+    benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
+    t_dev = torch_device_time(torch, fn)
+    record(benchmark, bytes_moved=x.numel() * 4, device_s=t_dev, copy_bw=copy_bandwidth,
+           impl="flashinfer", mode=mode, rows=rows, vocab=vocab)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_reference_peer(benchmark, mode):
     from rocsample.reference import sampling as R
 
-    rows, vocab = 1, 32000
-    x = (np.random.default_rng(0).standard_normal((rows, vocab)) * 3).astype(np.float32)
-    benchmark.group = f"{mode}-{rows}x{vocab}"
-    benchmark.pedantic(lambda: R.sample(x, seed=0, position=0, **MODES[mode]), rounds=5,
-                       iterations=1)
-    med = _median(benchmark)
-    if med is not None:
-        benchmark.extra_info.update(bytes=x.nbytes, gbps=x.nbytes / med / 1e9)
+    x = _host_logits(1, 32000)
+    benchmark.group = f"sampling {mode} reference 1x32000"
+    benchmark.pedantic(lambda: R.sample(x, seed=0, position=0, **MODES[mode]), rounds=3, iterations=1)
+    benchmark.extra_info.update(impl="numpy-reference", mode=mode, rows=1, vocab=32000)

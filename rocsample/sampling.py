@@ -26,6 +26,7 @@ block size, the stream or atomic order. See ``rocsample.kernels.sampling`` for t
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -67,6 +68,34 @@ def _choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
     want = max(1, -(-_BLOCKS_PER_CU * cus // max(n_rows, 1)))
     most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
     return int(max(1, min(want, most, _MAX_SPLITS)))
+
+
+_FAST_ENTRIES = 8
+_DEVICE_TYPES: set = set()
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _fast_key(values, flags):
+    """A key under which a call can reuse bound launches, or None.
+
+    Scalars key by value; device arrays by identity (their shape, dtype and address cannot
+    change under the same object). Host arrays never key: their values can change in place.
+    """
+    parts = []
+    for v in values:
+        tv = type(v)
+        if tv in _DEVICE_TYPES:
+            parts.append(("dev", id(v)))
+        elif isinstance(v, _SCALARS):
+            parts.append((tv, v))
+        elif isinstance(v, np.generic):
+            parts.append((tv, v.item()))
+        elif isinstance(v, np.ndarray) or not hasattr(v, "__cuda_array_interface__"):
+            return None
+        else:
+            _DEVICE_TYPES.add(tv)  # building the interface dict each call costs microseconds
+            parts.append(("dev", id(v)))
+    return (tuple(parts), flags)
 
 
 def _u64_rows(be, name, value, n_rows, stream):
@@ -155,8 +184,10 @@ class Sampler:
         self.filters = bool(filters)
         self.backend = be = _backend()
         self._stream_arg = stream
+        self._outputs = None
         if not be.is_device:
             self.stream = be.stream(stream)
+            self.prewarm()
             return
         self.stream = st = be.stream(stream)
         warp = int(be.warp_size(st.device))
@@ -192,6 +223,8 @@ class Sampler:
         self._kern = self._ns.bf16 if dtype == "bfloat16" else self._ns.float
         self._param_cache: dict = {}
         self._outputs = None
+        self._view_cache = None
+        self._fast: dict = {}
         self.prewarm()
 
     def prewarm(self) -> None:
@@ -202,6 +235,9 @@ class Sampler:
         """
         be = self.backend
         if not be.is_device:
+            if self._outputs is None:
+                n = self.n_rows
+                self._outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
             return
         from rocsample import scratch
 
@@ -231,10 +267,13 @@ class Sampler:
         from rocsample import scratch
 
         buf = scratch.request(self.stream, self.scratch_bytes, purpose=self._purpose)
+        if self._view_cache is not None and self._view_cache[0] is buf:
+            return self._view_cache[1], buf
         views = {}
         for name, dt, shape, off, nbytes in self._layout:
             views[name] = buf[off:off + nbytes].view(dt).reshape(shape)
-        return views
+        self._view_cache = (buf, views)
+        return views, buf
 
     def _check_logits(self, logits, dtype):
         be = self.backend
@@ -259,6 +298,20 @@ class Sampler:
                  check: bool = True, out=None, dtype: str | None = None):
         """Sample one token per row; see :func:`sample` for the parameters."""
         be = self.backend
+        keep = (logits, temperature, top_k, top_p, min_p, seed, position, out)
+        fast_key = _fast_key(keep, (return_logprobs, advance_position, dtype)) if be.is_device else None
+        if fast_key is not None:
+            hit = self._fast.get(fast_key)
+            if hit is not None:
+                from rocsample import scratch
+
+                buf = scratch.request(self.stream, self.scratch_bytes, purpose=self._purpose)
+                if buf is hit[0]:
+                    for launch in hit[1]:
+                        launch()
+                    tokens, logprobs, status = hit[2]
+                    return self._finish(tokens, logprobs, status, return_logprobs, check)
+                del self._fast[fast_key]  # the stream's scratch moved (growth, trim, a graph took it)
         n, nv = self.n_rows, self.n_vocab
         self._check_logits(logits, dtype)
         st = self.stream
@@ -308,42 +361,101 @@ class Sampler:
         else:
             tokens = self._outputs[0]
         logprobs, status = self._outputs[1], self._outputs[2]
-        w = self._views()
+        w, buf = self._views()
         kn = self._kern
         S, B, FB = self.splits, self.block, self.final_block
         vllm = 1 if self.order == "vllm" else 0
         want_lp = 1 if return_logprobs else 0
-        be.launch(kn._sample_partials_kernel, (S, n), B, st, x, nv, self.chunk,
-                  dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"], seed_a, pos_a,
-                  want_lp, w["pf"], w["pi"])
+        rows_grid = max(1, -(-n // B))
+        L = []  # (kernel, grid, block, args): the whole call, in stream order
+        L.append((kn._sample_partials_kernel, (S, n), B,
+                  (x, nv, self.chunk, dev["temperature"], dev["top_k"], dev["top_p"],
+                   dev["min_p"], seed_a, pos_a, want_lp, w["pf"], w["pi"])))
         need_sel = need_k or need_p
         hn = w["hist_n"] if need_sel else w["si"]
         hq = w["hist_q"] if need_sel else w["si"]
-        be.launch(kn._sample_finalize_kernel, n, FB, st, x, nv, S, dev["temperature"],
-                  dev["top_k"], dev["top_p"], dev["min_p"], vllm, w["pf"], w["pi"], tokens,
-                  logprobs, status, w["si"], w["sf"], self._nbins if need_sel else 0, hn, hq)
+        L.append((kn._sample_finalize_kernel, n, FB,
+                  (x, nv, S, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"], vllm,
+                   w["pf"], w["pi"], tokens, logprobs, status, w["si"], w["sf"],
+                   self._nbins if need_sel else 0, hn, hq)))
         if need_sel:
             phases = ([False] if need_k else []) + ([True] if need_p else [])
             for is_p in phases:
                 if is_p:
-                    be.launch(kn._select_begin_kernel, max(1, -(-n // B)), B, st,
-                              dev["top_p"], nv, w["si"])
+                    L.append((kn._select_begin_kernel, rows_grid, B, (dev["top_p"], nv, w["si"])))
                 for pi_, (shift, width) in enumerate(self._radix):
                     first = pi_ == 0
                     last = pi_ == len(self._radix) - 1
-                    be.launch(kn._select_hist_kernel, (S, n), B, st, x, nv, self.chunk, shift,
-                              width, first, w["si"], w["sf"], hn, hq)
-                    be.launch(kn._select_step_kernel, n, FB, st, nv, width, first, last,
-                              dev["top_p"], w["si"], w["sf"], hn, hq)
-                be.launch(kn._tie_cut_kernel, n, FB, st, x, nv, w["si"], w["sf"])
+                    L.append((kn._select_hist_kernel, (S, n), B,
+                              (x, nv, self.chunk, shift, width, first, w["si"], w["sf"], hn, hq)))
+                    L.append((kn._select_step_kernel, n, FB,
+                              (nv, width, first, last, dev["top_p"], w["si"], w["sf"], hn, hq)))
+                L.append((kn._tie_cut_kernel, n, FB, (x, nv, w["si"], w["sf"])))
         if need_k or need_p or need_mp:
-            be.launch(kn._draw_partials_kernel, (S, n), B, st, x, nv, self.chunk, seed_a, pos_a,
-                      w["si"], w["sf"], w["pf"], w["pi"])
-            be.launch(kn._draw_finalize_kernel, n, FB, st, x, nv, S, w["si"], w["sf"], w["pf"],
-                      w["pi"], tokens, logprobs, status)
+            L.append((kn._draw_partials_kernel, (S, n), B,
+                      (x, nv, self.chunk, seed_a, pos_a, w["si"], w["sf"], w["pf"], w["pi"])))
+            L.append((kn._draw_finalize_kernel, n, FB,
+                      (x, nv, S, w["si"], w["sf"], w["pf"], w["pi"], tokens, logprobs, status)))
         if advance_position:
-            be.launch(self._ns._advance_position_kernel, max(1, -(-n // B)), B, st, pos_a, n)
+            L.append((self._ns._advance_position_kernel, rows_grid, B, (pos_a, n)))
+        for kernel, grid, block, args in L:
+            be.launch(kernel, grid, block, st, *args)
+        if fast_key is not None and be.name != "sim":
+            self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
         return self._finish(tokens, logprobs, status, return_logprobs, check)
+
+    def capture(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
+                return_logprobs: bool = False, advance_position: bool = True, out=None):
+        """Capture one call of this plan as a replayable graph (a decode step).
+
+        ``logits``, ``seed`` and ``position`` must be device arrays: they are the graph's fixed
+        inputs, refilled between replays by stream-ordered copies
+        (:func:`rocsample.graphs.copy_to_device`). With ``advance_position=True`` every replay
+        increments the device positions after its draw. Scalar filter parameters are baked in.
+
+        Returns
+        -------
+        rocsample.graphs.Graph
+            With ``outputs = (tokens, logprobs, status)``, device arrays the replays write.
+
+        Raises
+        ------
+        TypeError
+            If logits, seed or position is not a device array.
+        ScratchNotWarmed, CaptureError
+            As :func:`rocsample.graphs.capture`.
+
+        Examples
+        --------
+        >>> g = plan.capture(x_dev, seed=seeds_dev, position=pos_dev, top_p=0.9)  # doctest: +SKIP
+        >>> for _ in range(steps):                                                # doctest: +SKIP
+        ...     graphs.copy_to_device(x_dev, next_logits, stream); g.replay()
+        """
+        from rocsample import graphs
+
+        be = self.backend
+        for name, v in (("logits", logits), ("seed", seed), ("position", position)):
+            if not be.is_device_array(v) if be.is_device else not isinstance(v, np.ndarray):
+                V.fail(name, "a device array (a graph input refilled between replays)",
+                       V.describe(v), TypeError)
+        kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, seed=seed,
+                  position=position, return_logprobs=return_logprobs, out=out, check=False)
+        self.prewarm()
+        self(logits, advance_position=False, **kw)  # compiles and puts host parameters on device
+        self.prewarm()
+        with graphs.capture(self.stream) as g:
+            res = self(logits, advance_position=advance_position, **kw)
+        g.outputs = (res[0], self._outputs[1], res[-1])
+        return g
+
+    def _remember(self, key, buf, launches, outputs, keep) -> None:
+        """Keep this call's launches, bound, for the next call with the same arguments."""
+        if len(self._fast) >= _FAST_ENTRIES:
+            self._fast.clear()
+        be, st = self.backend, self.stream
+        bound = [be.bind(k, g, b, st, *a) for k, g, b, a in launches]
+        # `keep` holds every object whose identity is in the key, so no id is reused meanwhile
+        self._fast[key] = (buf, bound, outputs, keep)
 
     def _finish(self, tokens, logprobs, status, return_logprobs, check):
         if check:
@@ -368,20 +480,36 @@ class Sampler:
         V.check_rows_param("top_k", top_k, n, np.int64, lo=0)
         V.check_rows_param("top_p", top_p, n, np.float32, lo=0.0, hi=1.0, lo_open=True)
         V.check_rows_param("min_p", min_p, n, np.float32, lo=0.0, hi=1.0)
-        seed_v, _ = _u64_rows(self.backend, "seed", seed, n, self.stream)
-        pos_v, _ = _u64_rows(self.backend, "position", position, n, self.stream)
+        _u64_rows(self.backend, "seed", seed, n, self.stream)  # validate now, read at run time
+        _u64_rows(self.backend, "position", position, n, self.stream)
         if advance_position and not isinstance(position, np.ndarray):
             V.fail("position", "a NumPy array when advance_position=True on the cpu backend",
                    V.describe(position))
-        tok, lp, status, _ = R.sample_with_margin(
-            logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
-            seed=seed_v, position=pos_v, order=self.order, dtype=dtype)
-        if advance_position:
-            position += 1
         if out is not None:
-            out[...] = tok
-            tok = out
-        return self._finish(tok, lp, status, return_logprobs, check)
+            out = np.asarray(out)
+            if out.shape != (n,) or out.dtype != np.int32:
+                V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
+        if self._outputs is None:
+            self._outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
+        tokens = out if out is not None else self._outputs[0]
+        logprobs, status = self._outputs[1], self._outputs[2]
+
+        def work():
+            # seeds and positions are read when the work runs, so graph replays see the values
+            # copied in between (the emulated capture records this closure)
+            seed_v, _ = _u64_rows(self.backend, "seed", seed, n, self.stream)
+            pos_v, _ = _u64_rows(self.backend, "position", position, n, self.stream)
+            tok, lp, stat, _ = R.sample_with_margin(
+                logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                seed=seed_v, position=pos_v, order=self.order, dtype=dtype)
+            tokens[...] = tok
+            logprobs[...] = lp
+            status[...] = stat
+            if advance_position:
+                position[...] += 1
+
+        self.backend.enqueue(self.stream, work)
+        return self._finish(tokens, logprobs, status, return_logprobs, check)
 
 
 def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
@@ -397,8 +525,25 @@ def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
         V.fail("logits", "at least one column (n_vocab >= 1)", f"shape {(n_rows, n_vocab)}")
     if n_rows < 1:
         V.fail("logits", "at least one row", f"shape {(n_rows, n_vocab)}")
-    return Sampler(n_rows, n_vocab, name, stream=stream, order=order,
-                   _splits=splits, _block=block)
+    be = _backend()
+    st = be.stream(stream)
+    # one-off calls reuse a plan per shape and stream: its scratch, kernels and bound launches
+    key = (id(be), n_rows, n_vocab, name, st.device, st.handle, order, splits, block)
+    with _PLANS_LOCK:
+        plan = _PLANS.get(key)
+    if plan is None:
+        plan = Sampler(n_rows, n_vocab, name, stream=st, order=order, _splits=splits,
+                       _block=block)
+        with _PLANS_LOCK:
+            if len(_PLANS) >= _PLAN_ENTRIES:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return plan
+
+
+_PLANS: dict = {}
+_PLANS_LOCK = threading.Lock()
+_PLAN_ENTRIES = 16
 
 
 def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
@@ -469,9 +614,23 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     if order not in _ORDERS:
         V.fail("order", "'llama' or 'vllm'", repr(order))
     plan = _plan_for(logits, dtype, stream, order, _splits, _block)
-    return plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
-                seed=seed, position=position, return_logprobs=return_logprobs,
-                advance_position=advance_position, check=check, out=out, dtype=dtype)
+    be = plan.backend
+    if out is None:  # one-off results are the caller's: never a cached plan's buffers
+        out = be.empty((plan.n_rows,), np.int32, plan.stream)
+    res = plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+               seed=seed, position=position, return_logprobs=return_logprobs,
+               advance_position=advance_position, check=check, out=out, dtype=dtype)
+    if not isinstance(res, tuple):
+        return res
+    return (res[0],) + tuple(_fresh_copy(be, a, plan.stream) for a in res[1:])
+
+
+def _fresh_copy(be, a, st):
+    if not be.is_device:
+        return np.array(a, copy=True)
+    c = be.empty(a.shape, a.dtype, st)
+    be.enqueue(st, lambda: c.copy_to_device(a, stream=st.numba))
+    return c
 
 
 def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=None, stream=None,

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from rocsample.kernels import JIT_CACHE
+
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
 _W0 = np.uint64(0x9E3779B9)
@@ -47,7 +49,7 @@ def build(cuda):
     """
     from types import SimpleNamespace
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _rounds(c0, c1, c2, c3, k0, k1, out):
         x0 = np.uint64(c0) & _MASK
         x1 = np.uint64(c1) & _MASK
@@ -74,27 +76,27 @@ def build(cuda):
         out[2] = x2
         out[3] = x3
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def philox4x32_10(c0, c1, c2, c3, k0, k1, out):
         _rounds(c0, c1, c2, c3, k0, k1, out)
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def philox_x0(c0, c1, c2, c3, k0, k1):
         w = cuda.local.array(4, np.uint64)
         _rounds(c0, c1, c2, c3, k0, k1, w)
         return w[0]
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def uniform(x0):
         # 23 high bits -> odd multiples of 2**-24: exactly representable, strictly in (0, 1).
         return (np.float32(np.uint64(x0) >> _S9) * _F2 + _F1) * _FSTEP
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel(u):
         a = np.float32(math.log(u))
         return -np.float32(math.log(-a))
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def token_gumbel(seed, position, index):
         s = np.uint64(seed)
         p = np.uint64(position)

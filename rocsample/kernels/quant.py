@@ -23,6 +23,8 @@ import types
 
 import numpy as np
 
+from rocsample.kernels import JIT_CACHE
+
 from ..reference.quant import BLOCK_BYTES, KVALUES_IQ4NL
 
 QTYPE_CODES = {name: i for i, name in enumerate(BLOCK_BYTES)}
@@ -60,29 +62,29 @@ def build(cuda):
 
     if fmul_rn is not None:
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def _mul(a, b):
             return fmul_rn(a, b)
 
     else:
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def _mul(a, b):
             return a * b
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _f32_from_bits(u):
         la = cuda.local.array(1, np.uint32)
         la[0] = u
         return la.view(np.float32)[0]
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _bits_from_f32(x):
         la = cuda.local.array(1, np.float32)
         la[0] = x
         return i64(la.view(np.uint32)[0])
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _f16_to_f32_bits(h):
         h = i64(h)
         sign = (h & 0x8000) << 16
@@ -99,7 +101,7 @@ def build(cuda):
             return sign | ((p + 103) << 23) | ((m << (23 - p)) & 0x7FFFFF)
         return sign | ((e + 112) << 23) | (m << 13)
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _f32_bits_to_f16(u, scale_nan):
         # scale_nan: a computed NaN is x86's default NaN (negative), stored as 0xFE00
         u = i64(u)
@@ -126,33 +128,33 @@ def build(cuda):
             h += 1
         return sign | h
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _f32_bits_to_bf16(u):
         u = i64(u)
         if (u & 0x7FFFFFFF) > 0x7F800000:
             return (u >> 16) | 64
         return (u + (0x7FFF + ((u >> 16) & 1))) >> 16
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _cvtt(v):
         if v >= F_LO and v < F_HI:
             return i64(v)
         return i64(-2147483648)
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _as_int8(i):
         return ((i & 0xFF) ^ 0x80) - 0x80
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _put_half(dst, b3, b2, row, off, h):
         dst[b3, b2, row, off] = h & 0xFF
         dst[b3, b2, row, off + 1] = (h >> 8) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _scale_bits(d):
         return _f32_bits_to_f16(_bits_from_f32(d), True)
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _first_abs_max(xb):
         amax = F0
         mx = F0
@@ -163,14 +165,14 @@ def build(cuda):
                 mx = xb[j]
         return mx
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _recip(d):
         r = F0
         if d != F0:
             r = F1 / d
         return r
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _q4_0(xb, dst, b3, b2, row, off):
         mx = _first_abs_max(xb)
         d = mx / F_M8
@@ -181,7 +183,7 @@ def build(cuda):
             q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16], idv) + F_8_5))) & 0xFF
             dst[b3, b2, row, off + 2 + j] = (q0 | (q1 << 4)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _min_max(xb):
         mn = xb[0]
         mx = xb[0]
@@ -193,7 +195,7 @@ def build(cuda):
                 mx = v
         return mn, mx
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _q4_1(xb, dst, b3, b2, row, off):
         mn, mx = _min_max(xb)
         d = (mx - mn) / F_15
@@ -205,7 +207,7 @@ def build(cuda):
             q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16] - mn, idv) + F_HALF))) & 0xFF
             dst[b3, b2, row, off + 4 + j] = (q0 | (q1 << 4)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _q5_0(xb, dst, b3, b2, row, off):
         mx = _first_abs_max(xb)
         d = mx / F_M16
@@ -221,7 +223,7 @@ def build(cuda):
         for k in range(4):
             dst[b3, b2, row, off + 2 + k] = (qh >> (8 * k)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _q5_1(xb, dst, b3, b2, row, off):
         mn, mx = _min_max(xb)
         d = (mx - mn) / F_31
@@ -238,7 +240,7 @@ def build(cuda):
         for k in range(4):
             dst[b3, b2, row, off + 4 + k] = (qh >> (8 * k)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _roundf_cvtt(v):
         # (int8_t)roundf(v): roundf is half away from zero; then cvttss2si
         if not (v >= F_LO and v < F_HI):
@@ -252,7 +254,7 @@ def build(cuda):
                 t -= 1
         return t
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _q8_0(xb, dst, b3, b2, row, off):
         amax = F0
         for j in range(32):
@@ -265,7 +267,7 @@ def build(cuda):
             # rounded product: ptxas may fuse a plain mul.f32 into the roundf subtraction
             dst[b3, b2, row, off + 2 + j] = _roundf_cvtt(_mul(xb[j], idv)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _best_index(x):
         # x is a rounded product (_mul): x + x must not fuse with it
         x2 = x + x
@@ -278,7 +280,7 @@ def build(cuda):
             step >>= 1
         return idx
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _iq4_nl(xb, dst, b3, b2, row, off):
         amax = F0
         mx = F0
@@ -310,7 +312,7 @@ def build(cuda):
             l1 = _best_index(_mul(idv, xb[j + 16]))
             dst[b3, b2, row, off + 2 + j] = (l0 | (l1 << 4)) & 0xFF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def quantize_block(code, xb, dst, b3, b2, row, off):
         if code == 0:
             _q4_0(xb, dst, b3, b2, row, off)
@@ -325,14 +327,14 @@ def build(cuda):
         else:
             _iq4_nl(xb, dst, b3, b2, row, off)
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def load_f32_bits(src, b3, b2, r, c, src_f16):
         # the source is handed over as raw bits (uint32 for f32, uint16 for f16)
         if src_f16:
             return _f16_to_f32_bits(src[b3, b2, r, c])
         return i64(src[b3, b2, r, c])
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def convert_bits(u, dst_code):
         if dst_code == 0:
             return u

@@ -17,10 +17,25 @@ never imports numba. The launcher (``rocsample.sampling``) sequences the kernels
    ``_select_hist_kernel`` (grid splits x rows) builds per-row histograms of member counts
    (top-k) or member masses (top-p) for the current digit with integer atomics;
    ``_select_step_kernel`` (one block per row) picks the digit. Top-p masses are fixed point,
-   ``round(exp(x - x_max) * 2**40)`` as int64, so sums are exact and independent of split
-   count, block size and atomic order. When the boundary key has more tied tokens than the
-   prefix takes, ``_tie_cut_kernel`` (one block per row) finds the index cut among them in
-   index order (ties go to the lower index).
+   ``q_i = floor(exp(float64(x_i) - float64(x_max)) * 2**40 + 0.5)`` as int64 (x the float32
+   key), so sums are exact and independent of split count, block size and atomic order, and
+   the prefix ends at the first token whose cumulative mass reaches the int64
+   ``target = ceil(float64(top_p) * float64(Z))``; the reference (``rocsample.reference.
+   sampling``) does the same integer arithmetic. When the boundary key has more tied tokens
+   than the prefix takes, ``_tie_cut_kernel`` (one block per row) finds the index cut among
+   them in index order (ties go to the lower index).
+
+   Why float64 there (and only there: fp64 is slow on consumer parts such as gfx1151): the
+   subtraction of two float32 keys is exact-ish and identical everywhere in float64, and a
+   float64 ``exp`` (CUDA/HIP <= 1 ulp) agrees with NumPy's to an ulp or two, so a ``q_i`` can
+   differ from the reference's by one unit, and only when ``exp(..) * 2**40`` lies within a few
+   float64 ulps of a half-integer (essentially never). A float32 ``exp`` would move every
+   ``q_i`` by ~2**17 units and put a row's top-p crossing "on the boundary" whenever a single
+   token's mass is small (flat rows at large vocabularies: most of them). The float64 ``exp``
+   runs only in the top-p histogram passes, only for tokens still in play (the first pass
+   needs all members for Z; later passes only those in the chosen digit bucket).
+   The min-p threshold is ``float64(x_max) + log(float64(min_p))`` in both places as well
+   (exactly ``x_max`` for ``min_p == 1``).
 4. ``_draw_partials_kernel`` (grid splits x rows) + ``_draw_finalize_kernel`` (one block per
    row): the Gumbel-max over the members (finite, inside the boundary, passing min-p).
 
@@ -42,6 +57,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from rocsample.kernels import JIT_CACHE
 from rocsample.kernels import philox as _philox
 
 #: Largest block the kernels accept; shared arrays are sized for it.
@@ -52,16 +68,18 @@ RADIX_PASSES = ((21, 11), (10, 11), (0, 10))
 #: Smaller digits for the simulator, whose per-thread Python cost is in the bin loops.
 RADIX_PASSES_SMALL = ((24, 8), (16, 8), (8, 8), (0, 8))
 NBINS = 1 << 11
-#: Fixed-point scale of top-p masses; n_vocab * 2**40 must stay below 2**63.
+#: Fixed-point scale of top-p masses (each q_i <= 2**MASS_BITS). Sums (and the target) must
+#: stay below 2**63: MAX_VOCAB_TOP_P * 2**MASS_BITS = 2**62.
 MASS_BITS = 40
 MAX_VOCAB_TOP_P = 1 << 22
+assert MAX_VOCAB_TOP_P << MASS_BITS < 1 << 63
 
 # Per-row int64 state columns.
 SI_MODE, SI_NFIN, SI_SEL, SI_HI, SI_RANK, SI_ABOVE_N, SI_ABOVE_Q, SI_BND, SI_BV, SI_BCUT, \
-    SI_TIEJ, SI_TIEV, SI_MINP, SI_VLLM, SI_TIEKIND = range(15)
+    SI_TIEJ, SI_TIEV, SI_MINP, SI_VLLM, SI_TIEKIND, SI_TARGET = range(16)
 N_SI = 16
-# Per-row float64 state columns.
-SF_M, SF_LSE, SF_INVT, SF_THR, SF_TARGET, SF_REF = range(6)
+# Per-row float64 state columns (column 4 is free: the top-p target is int64, SI_TARGET).
+SF_M, SF_LSE, SF_INVT, SF_THR, _SF_FREE, SF_REF = range(6)
 N_SF = 8
 # Partials per (row, split).
 PF_MAXV, PF_G, PF_LM, PF_LS = range(4)
@@ -90,7 +108,8 @@ _F64_NINF = np.float64(-np.inf)
 _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
 _F64_1 = np.float64(1.0)
-_MASS_SCALE = np.float32(2.0 ** MASS_BITS)
+_MASS_SCALE = np.float64(2.0 ** MASS_BITS)
+_F64_HALF = np.float64(0.5)
 _BIG = np.int64(1) << np.int64(62)
 #: Tokens per thread per tile in the tie-cut scan.
 _TIE_ITEMS = np.int64(16)
@@ -112,19 +131,19 @@ def build(cuda):
     # numba types closure *functions*, not attribute lookups on a namespace: bind it here.
     token_gumbel = ph.token_gumbel
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def f32_bits(f):
         t = cuda.local.array(1, np.float32)
         t[0] = f
         return np.int64(t.view(np.uint32)[0])
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def bits_f32(b):
         t = cuda.local.array(1, np.uint32)
         t[0] = np.uint32(b)
         return t.view(np.float32)[0]
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def order_key(f):
         # Order-preserving map float32 -> [0, 2**32): negative floats reversed, positive ones
         # above them. -0.0 is folded into +0.0 so equal values tie (and go to the lower index).
@@ -135,16 +154,16 @@ def build(cuda):
             return _LOW32 - b
         return b + _SIGN
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def is_finite(v):
         return v == v and v != _F32_INF and v != _F32_NINF
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def row_filtered(k, p, mp, n):
         return (k > 0 and k < n) or p < _F32_1 or mp > _F32_0
 
     def make(load):
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _sample_partials_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, want_lp,
                                     pf, pi):
             split = cuda.blockIdx.x
@@ -235,7 +254,7 @@ def build(cuda):
                 pi[row, split, PI_GI] = sm_gi[0]
                 pi[row, split, PI_CNT] = sm_c[0]
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _sample_finalize_kernel(x, n, nsplit, temp, topk, topp, minp, vllm, pf, pi,
                                     tokens, logprobs, status, si, sf, zero_hist, hist_n, hist_q):
             # zero_hist: number of histogram bins to clear per row (0: no select this call).
@@ -360,26 +379,33 @@ def build(cuda):
                         si[row, SI_SEL] = SEL_COUNT
                         si[row, SI_RANK] = np.int64(k) - _I64_1
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def key_value(v, inv_t, vllm):
             if vllm:
                 return np.float32(v * inv_t)
             return v
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def in_prefix(key, i, row, si):
             if si[row, SI_BND] == _I64_0:
                 return True
             bv = si[row, SI_BV]
             return key > bv or (key == bv and i <= si[row, SI_BCUT])
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def pass_minp(kv, row, si, sf):
             if si[row, SI_MINP] == _I64_0:
                 return True
             return np.float64(kv) >= sf[row, SF_THR]
 
-        @cuda.jit
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def mass_units(kv, ref):
+            # floor(exp(float64(kv) - x_max) * 2**40 + 0.5): the reference's integer mass
+            # (module docstring: why float64). y < 2**40, so y + 0.5 is exact.
+            y = math.exp(np.float64(kv) - ref) * _MASS_SCALE
+            return np.int64(math.floor(y + _F64_HALF))
+
+        @cuda.jit(cache=JIT_CACHE)
         def _select_begin_kernel(topp, n, si):
             # Arms the top-p select for rows that are still drawing (after top-k has settled).
             row = cuda.grid(1)
@@ -390,7 +416,7 @@ def build(cuda):
                     si[row, SI_ABOVE_N] = _I64_0
                     si[row, SI_ABOVE_Q] = _I64_0
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _select_hist_kernel(x, n, chunk, shift, width, first, si, sf, hist_n, hist_q):
             split = cuda.blockIdx.x
             row = cuda.blockIdx.y
@@ -409,7 +435,7 @@ def build(cuda):
                 b += bs
             cuda.syncthreads()
             inv_t = np.float32(sf[row, SF_INVT])
-            ref = np.float32(sf[row, SF_REF])
+            ref = sf[row, SF_REF]
             hi_sel = si[row, SI_HI]
             hi_shift = np.int64(shift) + np.int64(width)
             mass = sel == SEL_MASS
@@ -435,8 +461,7 @@ def build(cuda):
                             bin_ = (key >> np.int64(shift)) & (nb - _I64_1)
                             cuda.atomic.add(sh_n, bin_, _I64_1)
                             if mass:
-                                q = np.int64(np.float32(math.exp(kv - ref)) * _MASS_SCALE)
-                                cuda.atomic.add(sh_q, bin_, q)
+                                cuda.atomic.add(sh_q, bin_, mass_units(kv, ref))
                 i += bs
             cuda.syncthreads()
             b = tid
@@ -448,7 +473,7 @@ def build(cuda):
                         cuda.atomic.add(hist_q, (row, b), sh_q[b])
                 b += bs
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _select_step_kernel(n, width, first, last, topp, si, sf, hist_n, hist_q):
             row = cuda.blockIdx.x
             tid = cuda.threadIdx.x
@@ -481,15 +506,18 @@ def build(cuda):
                     z = _I64_0
                     for t in range(bs):
                         z += sm_q[t]
-                    sf[row, SF_TARGET] = np.float64(topp[row]) * np.float64(z)
-                target = sf[row, SF_TARGET]
+                    # ceil(float64(p) * float64(Z)), at most Z: single IEEE roundings, the
+                    # reference's topp_target bit for bit. Everything after is int64.
+                    tgt = np.int64(math.ceil(np.float64(topp[row]) * np.float64(z)))
+                    si[row, SI_TARGET] = min(tgt, z)
+                target = si[row, SI_TARGET]
                 rank = si[row, SI_RANK]
                 # Find the owning thread, then the bin: the first (from the top) where the
                 # prefix count passes `rank`, or the prefix mass reaches the top-p target.
                 tsel = bs - 1
                 for t in range(bs):
                     if mass:
-                        hit = np.float64(above_q + sm_q[t]) >= target
+                        hit = above_q + sm_q[t] >= target
                     else:
                         hit = above_n + sm_n[t] > rank
                     if hit:
@@ -508,7 +536,7 @@ def build(cuda):
                         q_b = hist_q[row, b]
                         bsel = b
                         if mass:
-                            hit = np.float64(above_q + q_b) >= target
+                            hit = above_q + q_b >= target
                         else:
                             hit = above_n + cnt_b > rank
                         if hit:
@@ -522,11 +550,13 @@ def build(cuda):
                 if last:
                     # hi_new is now the boundary key v; take j of its cnt_b tied members.
                     if mass:
+                        # The cnt_b tied members share one key, hence one q: take the fewest
+                        # whose mass reaches the target (integer ceil division).
                         qv = q_b // max(cnt_b, _I64_1)
                         j = cnt_b
                         if qv > _I64_0:
-                            need = target - np.float64(above_q)
-                            j = np.int64(math.ceil(need / np.float64(qv)))
+                            need = target - above_q
+                            j = (need + qv - _I64_1) // qv
                         j = max(_I64_1, min(j, cnt_b))
                     else:
                         j = rank - above_n + _I64_1
@@ -552,7 +582,7 @@ def build(cuda):
                 hist_q[row, b] = _I64_0
                 b += bs
 
-        @cuda.jit(device=True)
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
             v = load(x, row, i)
             if not is_finite(v):
@@ -563,7 +593,7 @@ def build(cuda):
                 return False
             return (not use_minp) or pass_minp(kv, row, si, sf)
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _tie_cut_kernel(x, n, si, sf):
             # The boundary key v has more tied members than the prefix takes: walk the row in
             # index order and cut after the j-th tied member (ties go to the lower index).
@@ -630,7 +660,7 @@ def build(cuda):
                 si[row, SI_BCUT] = sm_done[1]
                 si[row, SI_TIEJ] = _I64_0
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _draw_partials_kernel(x, n, chunk, seed, pos, si, sf, pf, pi):
             split = cuda.blockIdx.x
             row = cuda.blockIdx.y
@@ -683,7 +713,7 @@ def build(cuda):
                 pf[row, split, PF_G] = sm_g[0]
                 pi[row, split, PI_GI] = sm_gi[0]
 
-        @cuda.jit
+        @cuda.jit(cache=JIT_CACHE)
         def _draw_finalize_kernel(x, n, nsplit, si, sf, pf, pi, tokens, logprobs, status):
             row = cuda.blockIdx.x
             tid = cuda.threadIdx.x
@@ -740,16 +770,16 @@ def build(cuda):
             _draw_finalize_kernel=_draw_finalize_kernel,
         )
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def load_float(x, row, i):
         return np.float32(x[row, i])
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def load_bf16(x, row, i):
         # bfloat16 is the high half of a float32: widening is a 16-bit shift of the bits.
         return bits_f32(np.int64(x[row, i]) << np.int64(16))
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _advance_position_kernel(pos, n_rows):
         r = cuda.grid(1)
         if r < n_rows:

@@ -29,6 +29,8 @@ import types
 
 import numpy as np
 
+from rocsample.kernels import JIT_CACHE
+
 from . import quant as _quant
 
 NO_ERROR = np.int64(2**63 - 1)
@@ -48,7 +50,7 @@ def build(cuda):
     QPAD = _QPAD
     SH = QROWS * QPAD
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _set_rows_reset_kernel(winner, slot):
         t = cuda.grid(1)
         stride = cuda.gridsize(1)
@@ -62,7 +64,7 @@ def build(cuda):
             slot[1] = 0
             slot[2] = NONE
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _set_rows_check_kernel(idx, winner, slot, n_rows, use_winner, d3, d2):
         # idx (i3, i2, n_src); winner (d3, d2, n_rows) int32 (unused when use_winner == 0)
         i3 = idx.shape[0]
@@ -85,7 +87,7 @@ def build(cuda):
                 cuda.atomic.max(winner, (b3, b2, v), np.int32(r))
             i += stride
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _set_rows_finite_kernel(src, slot, src_f16):
         # quantizers reject inf / NaN (ggml's would write garbage): flag the first one in C order
         d2 = src.shape[1]
@@ -106,7 +108,7 @@ def build(cuda):
                 cuda.atomic.min(slot, 2, i)
             i += stride
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _record(idx, slot, sticky, record, site):
         if slot[0] == NONE:
             return
@@ -125,7 +127,7 @@ def build(cuda):
                 sticky[2] = v
                 sticky[3] = site
 
-    @cuda.jit(device=True)
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _row_target(idx, winner, use_winner, n_rows, b3, b2, r):
         """Destination row of source row r, or -1 when it is not written (lost duplicate)."""
         v = i64(idx[b3 % idx.shape[0], b2 % idx.shape[1], r])
@@ -135,7 +137,7 @@ def build(cuda):
             return i64(-1)
         return v
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _set_rows_float_kernel(
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, dst_code
     ):
@@ -165,7 +167,7 @@ def build(cuda):
                     c += cuda.blockDim.x
             row += cuda.gridDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _set_rows_quant_kernel(
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
     ):
@@ -213,7 +215,7 @@ def build(cuda):
                     cb += nthr
             row += cuda.gridDim.x
 
-    @cuda.jit
+    @cuda.jit(cache=JIT_CACHE)
     def _ring_index_kernel(position, out, n_rows, advance):
         # out[i] = (position + i) mod n_rows; then optionally position += n (one thread block)
         p = i64(position[0])

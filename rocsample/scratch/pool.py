@@ -312,6 +312,8 @@ class ScratchPool:
             self._retired.append((alloc, ev))
 
     def _collect(self) -> None:
+        if not self._retired:  # the common case, read without the lock: nothing to free
+            return
         rt = self.backend.runtime
         if self._thread_capture() is not None:
             return  # cuMemFree would invalidate this thread's capture; free later

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from rocsample.kernels import sampling as K
 from rocsample.reference import philox
 from rocsample.reference import sampling as R
 
@@ -172,7 +173,7 @@ def test_mass_units_are_the_fixed_point_definition():
     want = [math.floor(math.exp(float(v) - 2.5) * 2.0**R.MASS_BITS + 0.5) for v in x[2:4]]
     assert list(q[2:4]) == want
     assert not risk[[0, 1, 4]].any()          # integers and zero are never near a half
-    import rocsample.kernels.sampling as K    # one definition on both sides
+    # One definition on both sides.
     assert K.MASS_BITS == R.MASS_BITS
     assert K.MAX_VOCAB_TOP_P * 2**K.MASS_BITS < 2**63
 

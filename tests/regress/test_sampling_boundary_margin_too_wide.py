@@ -48,13 +48,15 @@ def test_crafted_crossing_is_exact_not_flagged():
 
 def test_device_uses_the_integer_masses(backend):
     # On a device backend the kernels must land on the same side as the reference: token 0
-    # for every seed (the old kernels drew token 1 for ~43% of seeds). On cpu this runs the
-    # reference itself.
-    rows = 16
+    # for every seed. The old kernels drew token 1 for ~43% of seeds, so even the simulator's
+    # 12 rows (llama order only: ~20 s per order there) catch them with probability 0.999.
+    # On cpu this runs the reference itself.
+    sim = backend.name == "sim"
+    rows = 12 if sim else 64
     lg = np.tile(np.array([0.0, _A], np.float32), (rows, 1))
     seed = np.arange(rows) * 7919 + 1
-    block = 32 if backend.name == "sim" else None
-    for order in ("llama", "vllm"):
+    block = 32 if sim else None
+    for order in ("llama",) if sim else ("llama", "vllm"):
         tok = rs.sample(lg, top_p=_P, seed=seed, position=5, order=order, _block=block)
         tok = tok if isinstance(tok, np.ndarray) else np.asarray(backend.to_host(tok))
         assert (tok == 0).all(), (order, tok)

@@ -1,0 +1,133 @@
+"""Host overhead alone (issue #6): what a decode loop pays on the CPU per call, at a tiny shape.
+
+Each benchmark times the *call* only (no synchronize inside the timed region; the queue is drained
+between rounds), 1 x 1024 float32 logits, so the GPU work is negligible:
+one-off ``rocsample.sample`` / ``argmax``; ``Sampler.__call__`` (greedy: the two-phase path; and
+the full chain); graph replay of a captured step; set_rows unchecked repeated call; and the PyTorch
+peers (``torch.argmax``, softmax + multinomial, ``index_copy_``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import rocsample
+
+from .common import torch_cuda
+
+sr = importlib.import_module("rocsample.set_rows")
+ROWS, VOCAB = 1, 1024
+CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
+_ITER = 200
+
+
+def _gpu_only(backend):
+    if not backend.is_device or backend.name == "sim":
+        pytest.skip("needs a GPU backend")
+
+
+def _time(benchmark, backend, fn, stream=None, **info):
+    def setup():
+        backend.synchronize(stream)
+
+    fn()
+    backend.synchronize(stream)
+    benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
+    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, **info)
+
+
+@pytest.fixture
+def setup_dev(backend):
+    _gpu_only(backend)
+    s = backend.runtime.new_stream()
+    st = backend.stream(s)
+    x = backend.as_array(np.random.default_rng(0).standard_normal((ROWS, VOCAB)).astype(np.float32),
+                         "logits", st)
+    seed = backend.as_array(np.arange(ROWS, dtype=np.int64), "seed", st)
+    pos = backend.as_array(np.zeros(ROWS, np.int64), "position", st)
+    return s, x, seed, pos
+
+
+def test_one_off_argmax(benchmark, backend, setup_dev):
+    s, x, _, _ = setup_dev
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: rocsample.argmax(x, check=False, stream=s), s, impl="rocsample.argmax")
+
+
+def test_one_off_sample_chain(benchmark, backend, setup_dev):
+    s, x, seed, pos = setup_dev
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: rocsample.sample(x, seed=seed, position=pos, check=False, stream=s, **CHAIN),
+          s, impl="rocsample.sample chain")
+
+
+def test_sampler_call_greedy(benchmark, backend, setup_dev):
+    s, x, seed, pos = setup_dev
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: plan(x, temperature=0.0, seed=seed, position=pos, check=False), s,
+          impl="Sampler greedy (two-phase)")
+
+
+def test_sampler_call_temperature(benchmark, backend, setup_dev):
+    s, x, seed, pos = setup_dev
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: plan(x, temperature=0.8, seed=seed, position=pos, check=False), s,
+          impl="Sampler temperature (two-phase)")
+
+
+def test_sampler_call_chain(benchmark, backend, setup_dev):
+    s, x, seed, pos = setup_dev
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: plan(x, seed=seed, position=pos, check=False, **CHAIN), s,
+          impl="Sampler full chain")
+
+
+def test_graph_replay_chain(benchmark, backend, setup_dev):
+    s, x, seed, pos = setup_dev
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
+    g = plan.capture(x, seed=seed, position=pos, **CHAIN)
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: g.replay(s), s, impl="graph replay (full chain step)")
+    g.release()
+
+
+def test_set_rows_repeated(benchmark, backend, setup_dev):
+    s, _, _, _ = setup_dev
+    st = backend.stream(s)
+    dst = backend.as_array(np.zeros((4096, 128), np.float16), "dst", st)
+    src = backend.as_array(np.ones((1, 128), np.float32), "src", st)
+    idx = backend.as_array(np.array([7], np.int64), "idx", st)
+    benchmark.group = "host overhead"
+    _time(benchmark, backend, lambda: sr.set_rows(dst, src, idx, stream=s, check_bounds=False), s,
+          impl="set_rows unchecked (repeated)")
+
+
+@pytest.mark.parametrize("peer", ["argmax", "softmax_multinomial", "index_copy_"])
+def test_torch_peer(benchmark, backend, peer):
+    _gpu_only(backend)
+    torch = torch_cuda()
+    if torch is None:
+        pytest.skip("torch with CUDA not importable")
+    x = torch.randn(ROWS, VOCAB, device="cuda")
+    kv = torch.zeros(4096, 128, device="cuda", dtype=torch.float16)
+    row = torch.ones(1, 128, device="cuda")
+    ix = torch.tensor([7], device="cuda")
+    fn = {
+        "argmax": lambda: torch.argmax(x, dim=-1),
+        "softmax_multinomial": lambda: torch.multinomial(torch.softmax(x, -1), 1),
+        "index_copy_": lambda: kv.index_copy_(0, ix, row.to(torch.float16)),
+    }[peer]
+
+    def setup():
+        torch.cuda.synchronize()
+
+    fn()
+    benchmark.group = "host overhead"
+    benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
+    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, impl=f"torch {peer}")
