@@ -2,7 +2,7 @@
 # (np.row_stack), so a carried numpy 2.4 wheel goes first on PYTHONPATH. See BENCHMARKS.md.
 set -u
 if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/numpy-*.whl >/dev/null
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/numpy-*.whl .whl/gguf-*.whl .whl/ml_dtypes-*.whl >/dev/null
   export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
 else
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
