@@ -39,8 +39,8 @@ __all__ = ["sample", "argmax", "Sampler"]
 _BLOCK = 256
 _MAX_SPLITS = 1024
 #: Each split should stream at least this many elements (amortises its partial and launch).
-_MIN_PER_SPLIT = 4096
-_BLOCKS_PER_CU = 4
+_MIN_PER_SPLIT = 1024
+_BLOCKS_PER_CU = 8
 _ALIGN = 256
 #: Host-parameter device copies a plan keeps (see Sampler._host_param).
 _PARAM_CACHE = 32

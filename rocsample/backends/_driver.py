@@ -69,22 +69,29 @@ class DriverRuntime(Runtime):
         dev = self.current_device()
         if stream is None or (isinstance(stream, int) and stream == 0):
             return Stream(0, dev, 0)
+        # A stream's device is asked of the driver, never assumed to be the current one: a
+        # stream of device 1 used while device 0 is current must get device 1's scratch.
         if isinstance(stream, int):
-            return Stream(int(stream), dev, self._external(int(stream)))
+            h = int(stream)
+            return Stream(h, self._stream_device(h, dev), self._external(h))
         handle = getattr(stream, "cuda_stream", None)
         if handle is not None:  # torch.cuda.Stream and friends
-            d = getattr(getattr(stream, "device", None), "index", None)
             h = int(handle)
-            return Stream(h, dev if d is None else int(d), self._external(h) if h else 0)
+            return Stream(h, self._stream_device(h, dev), self._external(h) if h else 0)
         if hasattr(stream, "handle") and hasattr(stream, "synchronize"):  # a numba stream
             h = self.vendor.stream_handle(stream)
-            ctx = getattr(stream, "context", None)
-            d = getattr(getattr(ctx, "device", None), "id", dev)
-            return Stream(h, int(d), stream)
+            return Stream(h, self._stream_device(h, dev), stream)
         raise TypeError(
             "stream: expected None, an int handle, a numba stream or an object with .cuda_stream, "
             f"got {type(stream).__name__}"
         )
+
+    def _stream_device(self, handle: int, current: int) -> int:
+        if handle == 0:
+            return current  # the legacy default stream is per-context: the current device's
+        # asked every time (a fraction of a microsecond): a freed handle can come back on
+        # another device, so a cache by handle could go stale
+        return int(self.vendor.stream_device(self, handle))
 
     def synchronize(self, stream: Stream) -> None:
         if stream.handle == 0:

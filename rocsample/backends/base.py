@@ -167,6 +167,27 @@ class Backend:
     def warp_size(self, device: int | None = None) -> int:
         raise NotImplementedError
 
+    def on_device(self, device: int):
+        """Context manager making ``device`` current (arrays and default streams go there)."""
+        import contextlib
+
+        rt = self.runtime
+
+        @contextlib.contextmanager
+        def ctx():
+            if self.cuda is not None and not rt.emulated:
+                with self.cuda.gpus[device]:
+                    yield
+                return
+            prev = rt.current_device()
+            rt.select_device(device)
+            try:
+                yield
+            finally:
+                rt.select_device(prev)
+
+        return ctx()
+
     def compute_units(self, device: int | None = None) -> int:
         raise NotImplementedError
 

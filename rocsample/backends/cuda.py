@@ -22,6 +22,10 @@ class Vendor:
         return int(getattr(h, "value", h) or 0)
 
     @staticmethod
+    def stream_device(rt, handle: int) -> int:
+        return int(rt.call("cuStreamGetDevice", handle))
+
+    @staticmethod
     def graph_instantiate(rt, graph):
         return rt.call("cuGraphInstantiate", graph, 0)  # (graph, flags) on NVIDIA
 

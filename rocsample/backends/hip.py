@@ -30,6 +30,16 @@ class Vendor:
         return int(getattr(h, "value", h) or 0)
 
     @staticmethod
+    def stream_device(rt, handle: int) -> int:
+        # hip-python-interop serves no cuStreamGetDevice; HIP's own call answers it
+        from rocm.bindings import hip as _hip
+
+        err, dev = _hip.hipStreamGetDevice(handle)
+        if int(err) != 0:
+            raise RuntimeError(f"hipStreamGetDevice failed: {err!r}")
+        return int(dev)
+
+    @staticmethod
     def graph_instantiate(rt, graph):
         # hip-python-interop: cuGraphInstantiate(graph, bufferSize); the flags form is separate.
         return rt.call("cuGraphInstantiateWithFlags", graph, 0)

@@ -39,6 +39,12 @@ never imports numba. The launcher (``rocsample.sampling``) sequences the kernels
 4. ``_draw_partials_kernel`` (grid splits x rows) + ``_draw_finalize_kernel`` (one block per
    row): the Gumbel-max over the members (finite, inside the boundary, passing min-p).
 
+The streaming loops (partials, histogram, draw) are unrolled by 4: each thread issues four
+independent loads (indices i, i+bs, i+2bs, i+3bs) before it uses any, to keep enough bytes in
+flight, then folds them in increasing index order through one per-element device function
+(``stats_item``, ``hist_item``, ``draw_item``); per-row state (boundary, min-p threshold) is
+read into registers before the loop.
+
 Every comparison that picks a winner is exact (max with index tie-break, integer sums), so the
 token never depends on split count or block size. Only the logprob's log-sum-exp is a float
 reduction (deterministic for a given launch shape, within ~1e-6 across shapes).
@@ -162,6 +168,41 @@ def build(cuda):
     def row_filtered(k, p, mp, n):
         return (k > 0 and k < n) or p < _F32_1 or mp > _F32_0
 
+    # Per-element bodies of the streaming loops. Each loop is unrolled by 4: a thread issues
+    # its four loads (indices i, i+bs, i+2bs, i+3bs) before using any of them, then folds
+    # the values in increasing index order, so tie-breaks and integer sums are unchanged.
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def stats_item(v, i, draw, want_lp, inv_t, sd, ps, bv, bi, bg, bgi, cnt, lm, ls):
+        if is_finite(v):
+            cnt += _I64_1
+            # Threads walk indices upwards, so strict '>' keeps the lowest index.
+            if v > bv:
+                bv = v
+                bi = i
+            if draw:
+                g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
+                if g > bg:
+                    bg = g
+                    bgi = i
+            if want_lp:
+                if v > lm:
+                    ls = ls * np.float32(math.exp(lm - v)) + _F32_1
+                    lm = v
+                else:
+                    ls += np.float32(math.exp(v - lm))
+        return bv, bi, bg, bgi, cnt, lm, ls
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def in_bound(key, i, bnd, bkey, bcut):
+        # Inside the row's survivor prefix (boundary (bkey, bcut), when bnd): key > bkey, or
+        # key == bkey and i <= bcut. Callers read the row state once, before their loop.
+        return (not bnd) or key > bkey or (key == bkey and i <= bcut)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def above_thr(kv, minp_on, thr):
+        # Passes min-p (when minp_on): float64(kv) >= the row's threshold.
+        return (not minp_on) or np.float64(kv) >= thr
+
     def make(load):
         @cuda.jit(cache=JIT_CACHE)
         def _sample_partials_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, want_lp,
@@ -193,27 +234,30 @@ def build(cuda):
             cnt = _I64_0
             lm = _F32_NINF
             ls = _F32_0
+            bs1 = np.int64(bs)
+            bs2 = bs1 + bs1
+            bs3 = bs2 + bs1
+            bs4 = bs2 + bs2
             i = lo + tid
+            while i + bs3 < hi:
+                v0 = load(x, row, i)
+                v1 = load(x, row, i + bs1)
+                v2 = load(x, row, i + bs2)
+                v3 = load(x, row, i + bs3)
+                bv, bi, bg, bgi, cnt, lm, ls = stats_item(v0, i, draw, want_lp, inv_t, sd, ps,
+                                                          bv, bi, bg, bgi, cnt, lm, ls)
+                bv, bi, bg, bgi, cnt, lm, ls = stats_item(v1, i + bs1, draw, want_lp, inv_t, sd,
+                                                          ps, bv, bi, bg, bgi, cnt, lm, ls)
+                bv, bi, bg, bgi, cnt, lm, ls = stats_item(v2, i + bs2, draw, want_lp, inv_t, sd,
+                                                          ps, bv, bi, bg, bgi, cnt, lm, ls)
+                bv, bi, bg, bgi, cnt, lm, ls = stats_item(v3, i + bs3, draw, want_lp, inv_t, sd,
+                                                          ps, bv, bi, bg, bgi, cnt, lm, ls)
+                i += bs4
             while i < hi:
-                v = load(x, row, i)
-                if is_finite(v):
-                    cnt += 1
-                    # Threads walk indices upwards, so strict '>' keeps the lowest index.
-                    if v > bv:
-                        bv = v
-                        bi = i
-                    if draw:
-                        g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
-                        if g > bg:
-                            bg = g
-                            bgi = i
-                    if want_lp:
-                        if v > lm:
-                            ls = ls * np.float32(math.exp(lm - v)) + _F32_1
-                            lm = v
-                        else:
-                            ls += np.float32(math.exp(v - lm))
-                i += bs
+                v0 = load(x, row, i)
+                bv, bi, bg, bgi, cnt, lm, ls = stats_item(v0, i, draw, want_lp, inv_t, sd, ps,
+                                                          bv, bi, bg, bgi, cnt, lm, ls)
+                i += bs1
             sm_v[tid] = bv
             sm_i[tid] = bi
             sm_g[tid] = bg
@@ -386,19 +430,6 @@ def build(cuda):
             return v
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def in_prefix(key, i, row, si):
-            if si[row, SI_BND] == _I64_0:
-                return True
-            bv = si[row, SI_BV]
-            return key > bv or (key == bv and i <= si[row, SI_BCUT])
-
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def pass_minp(kv, row, si, sf):
-            if si[row, SI_MINP] == _I64_0:
-                return True
-            return np.float64(kv) >= sf[row, SF_THR]
-
-        @cuda.jit(device=True, cache=JIT_CACHE)
         def mass_units(kv, ref):
             # floor(exp(float64(kv) - x_max) * 2**40 + 0.5): the reference's integer mass
             # (module docstring: why float64). y < 2**40, so y + 0.5 is exact.
@@ -415,6 +446,21 @@ def build(cuda):
                     si[row, SI_HI] = _I64_0
                     si[row, SI_ABOVE_N] = _I64_0
                     si[row, SI_ABOVE_Q] = _I64_0
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def hist_item(v, i, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref, bnd, bkey,
+                      bcut, minp_on, thr, sh_n, sh_q):
+            if is_finite(v):
+                kv = key_value(v, inv_t, vllm)
+                key = order_key(kv)
+                ok = True
+                if not first:
+                    ok = (key >> hi_shift) == hi_sel
+                if ok and in_bound(key, i, bnd, bkey, bcut) and above_thr(kv, minp_on, thr):
+                    bin_ = (key >> sh) & mask
+                    cuda.atomic.add(sh_n, bin_, _I64_1)
+                    if mass:
+                        cuda.atomic.add(sh_q, bin_, mass_units(kv, ref))
 
         @cuda.jit(cache=JIT_CACHE)
         def _select_hist_kernel(x, n, chunk, shift, width, first, si, sf, hist_n, hist_q):
@@ -445,24 +491,40 @@ def build(cuda):
             use_minp = False
             if mass and vllm:
                 use_minp = True
+            # The row's boundary and min-p threshold, read once (not per element).
+            bnd = si[row, SI_BND] != _I64_0
+            bkey = si[row, SI_BV]
+            bcut = si[row, SI_BCUT]
+            minp_on = use_minp and si[row, SI_MINP] != _I64_0
+            thr = sf[row, SF_THR]
+            sh = np.int64(shift)
+            mask = nb - _I64_1
             lo = np.int64(split) * chunk
             hi = min(lo + chunk, n)
+            bs1 = np.int64(bs)
+            bs2 = bs1 + bs1
+            bs3 = bs2 + bs1
+            bs4 = bs2 + bs2
             i = lo + tid
+            while i + bs3 < hi:
+                v0 = load(x, row, i)
+                v1 = load(x, row, i + bs1)
+                v2 = load(x, row, i + bs2)
+                v3 = load(x, row, i + bs3)
+                hist_item(v0, i, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref, bnd,
+                          bkey, bcut, minp_on, thr, sh_n, sh_q)
+                hist_item(v1, i + bs1, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref,
+                          bnd, bkey, bcut, minp_on, thr, sh_n, sh_q)
+                hist_item(v2, i + bs2, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref,
+                          bnd, bkey, bcut, minp_on, thr, sh_n, sh_q)
+                hist_item(v3, i + bs3, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref,
+                          bnd, bkey, bcut, minp_on, thr, sh_n, sh_q)
+                i += bs4
             while i < hi:
-                v = load(x, row, i)
-                if is_finite(v):
-                    kv = key_value(v, inv_t, vllm)
-                    key = order_key(kv)
-                    ok = True
-                    if not first:
-                        ok = (key >> hi_shift) == hi_sel
-                    if ok and in_prefix(key, i, row, si):
-                        if (not use_minp) or pass_minp(kv, row, si, sf):
-                            bin_ = (key >> np.int64(shift)) & (nb - _I64_1)
-                            cuda.atomic.add(sh_n, bin_, _I64_1)
-                            if mass:
-                                cuda.atomic.add(sh_q, bin_, mass_units(kv, ref))
-                i += bs
+                v0 = load(x, row, i)
+                hist_item(v0, i, inv_t, vllm, first, hi_shift, hi_sel, sh, mask, mass, ref, bnd,
+                          bkey, bcut, minp_on, thr, sh_n, sh_q)
+                i += bs1
             cuda.syncthreads()
             b = tid
             while b < nb:
@@ -583,15 +645,15 @@ def build(cuda):
                 b += bs
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+        def is_tie(x, row, i, v_tie, inv_t, vllm, bnd, bkey, bcut, minp_on, thr):
             v = load(x, row, i)
             if not is_finite(v):
                 return False
             kv = key_value(v, inv_t, vllm)
             key = order_key(kv)
-            if key != v_tie or not in_prefix(key, i, row, si):
+            if key != v_tie or not in_bound(key, i, bnd, bkey, bcut):
                 return False
-            return (not use_minp) or pass_minp(kv, row, si, sf)
+            return above_thr(kv, minp_on, thr)
 
         @cuda.jit(cache=JIT_CACHE)
         def _tie_cut_kernel(x, n, si, sf):
@@ -612,6 +674,12 @@ def build(cuda):
             use_minp = False
             if vllm and si[row, SI_TIEKIND] == SEL_MASS:
                 use_minp = True
+            # The row's boundary and min-p threshold, read once (not per element).
+            bnd = si[row, SI_BND] != _I64_0
+            bkey = si[row, SI_BV]
+            bcut = si[row, SI_BCUT]
+            minp_on = use_minp and si[row, SI_MINP] != _I64_0
+            thr = sf[row, SF_THR]
             if tid == 0:
                 sm_done[0] = _I64_0
                 sm_done[1] = np.int64(n)
@@ -625,7 +693,8 @@ def build(cuda):
                 cnt = _I64_0
                 for u in range(_TIE_ITEMS):
                     i = first_i + u
-                    if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+                    if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, bnd, bkey, bcut,
+                                        minp_on, thr):
                         cnt += _I64_1
                 sm_s[tid] = cnt
                 cuda.syncthreads()
@@ -644,7 +713,8 @@ def build(cuda):
                     seen = incl - cnt
                     for u in range(_TIE_ITEMS):
                         i = first_i + u
-                        if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, use_minp, si, sf):
+                        if i < n and is_tie(x, row, i, v_tie, inv_t, vllm, bnd, bkey, bcut,
+                                            minp_on, thr):
                             seen += _I64_1
                             if seen == j:
                                 sm_done[1] = i
@@ -659,6 +729,22 @@ def build(cuda):
                 si[row, SI_BV] = v_tie
                 si[row, SI_BCUT] = sm_done[1]
                 si[row, SI_TIEJ] = _I64_0
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def draw_item(v, i, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on, thr, bg, bgi):
+            if is_finite(v):
+                s = np.float32(v * inv_t)
+                # Filters (and min-p) act on the raw logit in llama order, the scaled one in vllm.
+                kv = v
+                if vllm:
+                    kv = s
+                key = order_key(kv)
+                if in_bound(key, i, bnd, bkey, bcut) and above_thr(kv, minp_on, thr):
+                    g = s + token_gumbel(sd, ps, i)
+                    if g > bg:
+                        bg = g
+                        bgi = i
+            return bg, bgi
 
         @cuda.jit(cache=JIT_CACHE)
         def _draw_partials_kernel(x, n, chunk, seed, pos, si, sf, pf, pi):
@@ -676,24 +762,37 @@ def build(cuda):
             ps = pos[row]
             lo = np.int64(split) * chunk
             hi = min(lo + chunk, n)
+            bnd = si[row, SI_BND] != _I64_0
+            bkey = si[row, SI_BV]
+            bcut = si[row, SI_BCUT]
+            minp_on = si[row, SI_MINP] != _I64_0
+            thr = sf[row, SF_THR]
             bg = _F32_NINF
             bgi = np.int64(n)
+            bs1 = np.int64(bs)
+            bs2 = bs1 + bs1
+            bs3 = bs2 + bs1
+            bs4 = bs2 + bs2
             i = lo + tid
+            while i + bs3 < hi:
+                v0 = load(x, row, i)
+                v1 = load(x, row, i + bs1)
+                v2 = load(x, row, i + bs2)
+                v3 = load(x, row, i + bs3)
+                bg, bgi = draw_item(v0, i, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on, thr,
+                                    bg, bgi)
+                bg, bgi = draw_item(v1, i + bs1, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on,
+                                    thr, bg, bgi)
+                bg, bgi = draw_item(v2, i + bs2, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on,
+                                    thr, bg, bgi)
+                bg, bgi = draw_item(v3, i + bs3, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on,
+                                    thr, bg, bgi)
+                i += bs4
             while i < hi:
-                v = load(x, row, i)
-                if is_finite(v):
-                    s = np.float32(v * inv_t)
-                    # Filters (and min-p) act on the raw logit in llama order, the scaled one in vllm.
-                    kv = v
-                    if vllm:
-                        kv = s
-                    key = order_key(kv)
-                    if in_prefix(key, i, row, si) and pass_minp(kv, row, si, sf):
-                        g = s + token_gumbel(sd, ps, i)
-                        if g > bg:
-                            bg = g
-                            bgi = i
-                i += bs
+                v0 = load(x, row, i)
+                bg, bgi = draw_item(v0, i, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on, thr,
+                                    bg, bgi)
+                i += bs1
             sm_g[tid] = bg
             sm_gi[tid] = bgi
             cuda.syncthreads()
@@ -772,12 +871,14 @@ def build(cuda):
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def load_float(x, row, i):
-        return np.float32(x[row, i])
+        # i >= 0 always: an unsigned index skips numba's negative-index wraparound (three
+        # integer instructions per load in the streaming loops).
+        return np.float32(x[row, np.uint64(i)])
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def load_bf16(x, row, i):
         # bfloat16 is the high half of a float32: widening is a 16-bit shift of the bits.
-        return bits_f32(np.int64(x[row, i]) << np.int64(16))
+        return bits_f32(np.int64(x[row, np.uint64(i)]) << np.int64(16))
 
     @cuda.jit(cache=JIT_CACHE)
     def _advance_position_kernel(pos, n_rows):

@@ -87,6 +87,31 @@ def test_devices_own_their_allocations(backend, new_stream):
     pool.trim()
 
 
+@pytest.mark.multi_gpu
+def test_sampling_on_each_device_is_exact_and_uses_that_devices_scratch(backend, new_stream, rng):
+    """The same plan shape on two devices: each result exact, each scratch buffer on its device."""
+    rt = backend.runtime
+    if rt.device_count() < 2:
+        pytest.skip("needs two devices (two H200s on cuda; emulated on cpu/sim)")
+    if not backend.is_device:
+        pytest.skip("the cpu backend runs the reference and takes no scratch")
+    rows, vocab = (2, 64) if backend.name == "sim" else (8, 32000)
+    small = {"_block": backend.warp_size(), "_splits": 2} if backend.name == "sim" else {}
+    x = rng.standard_normal((rows, vocab)).astype(np.float32)
+    params = dict(temperature=0.9, top_p=0.8)
+    want, _, _, near = ref.sample_with_margin(x, seed=5, position=3, **params)
+    for d in (1, 0, 1):
+        with backend.on_device(d):
+            s = new_stream(d)
+            st = backend.stream(s)
+            xd = backend.as_array(x, "logits", st)
+            plan = rocsample.Sampler(rows, vocab, "float32", stream=s, **small)
+            tok = _host(backend, plan(xd, seed=5, position=3, check=False, **params)[0], s)
+            for ptr in get_pool(backend).buffers(s).values():
+                assert rt.pointer_device(ptr) == d
+        assert ((tok == want) | near).all(), f"device {d}: got {tok}, want {want}"
+
+
 def test_host_races_keep_invariants(backend, new_stream):
     """16 threads request, grow and trim on shared and distinct streams concurrently."""
     pool = ScratchPool(backend)
