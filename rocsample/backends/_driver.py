@@ -7,6 +7,7 @@ same names on top of HIP. The few calls whose signatures differ are methods of t
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from ..errors import CaptureError
@@ -27,6 +28,8 @@ class DriverRuntime(Runtime):
         self.cuda = vendor.cuda
         self._lock = threading.Lock()  # guards _ext_streams
         self._ext_streams: dict[int, object] = {}
+        self._stream_devices: dict[int, int] = {}
+        self._primary: dict[int, object] = {}
 
     # helpers ---------------------------------------------------------------------------------
     def call(self, name: str, *args):
@@ -38,8 +41,20 @@ class DriverRuntime(Runtime):
             raise DriverError(f"{name} failed: {err!r}")
         return res[1] if len(res) == 2 else res[1:]
 
+    @contextlib.contextmanager
     def _context(self, device: int):
-        return self.cuda.gpus[device]
+        """numba's context for ``device``, and the driver's primary context pushed explicitly:
+        raw driver calls (cuMemAlloc, cuEventCreate) must land on ``device`` whatever numba's
+        own bookkeeping does."""
+        with self.cuda.gpus[device]:
+            ctx = self._primary.get(device)
+            if ctx is None:
+                ctx = self._primary[device] = self.call("cuDevicePrimaryCtxRetain", device)
+            self.call("cuCtxPushCurrent", ctx)
+            try:
+                yield
+            finally:
+                self.call("cuCtxPopCurrent")
 
     # devices ---------------------------------------------------------------------------------
     def device_count(self) -> int:
@@ -89,9 +104,17 @@ class DriverRuntime(Runtime):
     def _stream_device(self, handle: int, current: int) -> int:
         if handle == 0:
             return current  # the legacy default stream is per-context: the current device's
-        # asked every time (a fraction of a microsecond): a freed handle can come back on
-        # another device, so a cache by handle could go stale
-        return int(self.vendor.stream_device(self, handle))
+        # Asked every time (a fraction of a microsecond; a freed handle can come back on another
+        # device). The driver refuses the query while a capture forbids it (STREAM_CAPTURE_
+        # UNSUPPORTED): then the last answer for this handle stands.
+        try:
+            d = int(self.vendor.stream_device(self, handle))
+        except DriverError:
+            with self._lock:
+                return self._stream_devices.get(handle, current)
+        with self._lock:
+            self._stream_devices[handle] = d
+        return d
 
     def synchronize(self, stream: Stream) -> None:
         if stream.handle == 0:

@@ -1,5 +1,7 @@
-"""Where do numba allocations land, and what does rocsample report for them (two GPUs)?"""
+"""Where do allocations land on two GPUs, by every way of asking?"""
 import numpy as np
+from cuda.bindings import driver as drv
+from cuda.bindings import runtime as cudart
 
 import rocsample
 
@@ -9,9 +11,12 @@ rt = be.runtime
 for d in (0, 1):
     with be.on_device(d):
         a = cuda.to_device(np.zeros(16, np.float32))
-        s = rt.new_stream(d)
-        st = be.stream(s)
-        b = be.as_array(np.zeros(16, np.float32), "x", st)
-        ptr = a.__cuda_array_interface__["data"][0]
-        print(f"on_device({d}): current={rt.current_device()} to_device ptr dev={rt.pointer_device(ptr)} "
-              f"as_array dev={be.array_device(b)} stream dev={st.device} ctx dev={a.gpu_data.context.device.id}")
+        al = rt.mem_alloc(256, d)
+        cur = drv.cuCtxGetCurrent()[1]
+        for label, ptr in (("numba to_device", a.__cuda_array_interface__["data"][0]), ("rt.mem_alloc", al.ptr)):
+            ordv = drv.cuPointerGetAttribute(drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+            ctxv = drv.cuPointerGetAttribute(drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, ptr)
+            rtv = cudart.cudaPointerGetAttributes(ptr)
+            print(f"on_device({d}) {label}: DEVICE_ORDINAL={ordv} CONTEXT==current:{int(ctxv[1]) == int(cur)} "
+                  f"cudart.device={getattr(rtv[1], 'device', rtv)} rocsample={rt.pointer_device(ptr)}")
+        rt.mem_free(al)
