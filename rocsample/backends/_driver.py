@@ -104,14 +104,15 @@ class DriverRuntime(Runtime):
     def _stream_device(self, handle: int, current: int) -> int:
         if handle == 0:
             return current  # the legacy default stream is per-context: the current device's
-        # Asked every time (a fraction of a microsecond; a freed handle can come back on another
-        # device). The driver refuses the query while a capture forbids it (STREAM_CAPTURE_
-        # UNSUPPORTED): then the last answer for this handle stands.
-        try:
-            d = int(self.vendor.stream_device(self, handle))
-        except DriverError:
+        # Asked every time outside capture (a fraction of a microsecond; a freed handle can come
+        # back on another device); inside a capture the last answer for this handle stands.
+        # The query itself is refused inside a capture *and invalidates it*, so capture status
+        # (a query capture allows) is asked first.
+        status = self.drv.cuStreamIsCapturing(handle)
+        if int(status[0]) != 0 or int(status[1]) != 0 or self.global_capture_active(current):
             with self._lock:
                 return self._stream_devices.get(handle, current)
+        d = int(self.vendor.stream_device(self, handle))
         with self._lock:
             self._stream_devices[handle] = d
         return d

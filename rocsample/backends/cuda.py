@@ -37,8 +37,14 @@ class Vendor:
 
     @staticmethod
     def pointer_device(rt, ptr: int) -> int:
-        attr = rt.drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        return int(rt.call("cuPointerGetAttribute", attr, ptr))
+        # The runtime API's answer: on two H200s the driver's CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        # read 0 for memory that cudaPointerGetAttributes (and the context) placed on device 1.
+        from cuda.bindings import runtime as cudart
+
+        err, attrs = cudart.cudaPointerGetAttributes(ptr)
+        if int(err) != 0:
+            raise RuntimeError(f"cudaPointerGetAttributes failed: {err!r}")
+        return int(attrs.device)
 
 
 def load() -> GpuBackend:

@@ -15,7 +15,8 @@ class _FakeVendor:
     def __init__(self):
         self.cuda = SimpleNamespace(get_current_device=lambda: SimpleNamespace(id=0), gpus=[None, None],
                                     external_stream=lambda h: ("ext", h))
-        self.driver = SimpleNamespace()
+        self.capturing = set()
+        self.driver = SimpleNamespace(cuStreamIsCapturing=lambda h: (0, 1 if h in self.capturing else 0))
         self.asked = []
 
     def stream_device(self, rt, handle):
@@ -43,3 +44,13 @@ def test_stream_device_comes_from_the_driver_not_the_current_device():
     assert rt.stream(SimpleNamespace(cuda_stream=0x10)).device == 1  # torch-style stream
     assert rt.stream(None).device == 0  # the default stream is the current device's
     assert v.asked == [0x10, 0x20, 0x10]
+
+
+def test_inside_a_capture_the_last_answer_stands_and_the_driver_is_not_asked():
+    # cuStreamGetDevice inside a capture is refused and invalidates the capture (seen on H200)
+    v = _FakeVendor()
+    rt = DriverRuntime(v)
+    assert rt.stream(_NumbaLikeStream(0x10)).device == 1
+    v.capturing.add(0x10)
+    assert rt.stream(_NumbaLikeStream(0x10)).device == 1
+    assert v.asked == [0x10]
