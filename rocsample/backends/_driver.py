@@ -47,14 +47,21 @@ class DriverRuntime(Runtime):
         raw driver calls (cuMemAlloc, cuEventCreate) must land on ``device`` whatever numba's
         own bookkeeping does."""
         with self.cuda.gpus[device]:
-            ctx = self._primary.get(device)
-            if ctx is None:
-                ctx = self._primary[device] = self.call("cuDevicePrimaryCtxRetain", device)
-            self.call("cuCtxPushCurrent", ctx)
+            self.call("cuCtxPushCurrent", self.primary_context(device))
             try:
                 yield
             finally:
                 self.call("cuCtxPopCurrent")
+
+    def primary_context(self, device: int):
+        """The device's primary context (the one numba uses), retained once per process."""
+        with self._lock:
+            ctx = self._primary.get(device)
+        if ctx is None:
+            ctx = self.call("cuDevicePrimaryCtxRetain", device)
+            with self._lock:
+                ctx = self._primary.setdefault(device, ctx)
+        return ctx
 
     # devices ---------------------------------------------------------------------------------
     def device_count(self) -> int:
