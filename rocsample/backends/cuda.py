@@ -37,14 +37,15 @@ class Vendor:
 
     @staticmethod
     def pointer_device(rt, ptr: int) -> int:
-        # By the allocation's context, matched against each device's primary context: on two
-        # H200s CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL read 0 for memory of device 1.
-        attr = rt.drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT
-        ctx = int(rt.call("cuPointerGetAttribute", attr, ptr))
-        for d in range(rt.device_count()):
-            if int(rt.primary_context(d)) == ctx:
-                return d
-        raise RuntimeError(f"pointer {ptr:#x} belongs to no device's primary context")
+        # The runtime API's answer: on two H200s the driver's CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        # read 0 for memory that cudaPointerGetAttributes (and the allocation's context) placed
+        # on device 1. Proven on the H200 pair (the multi-GPU tests pass with it).
+        from cuda.bindings import runtime as cudart
+
+        err, attrs = cudart.cudaPointerGetAttributes(ptr)
+        if int(err) != 0:
+            raise RuntimeError(f"cudaPointerGetAttributes failed: {err!r}")
+        return int(attrs.device)
 
 
 def load() -> GpuBackend:
