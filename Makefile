@@ -25,7 +25,9 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q matplotlib
 	mkdir -p bench/results
-	$(VPY) -m pytest bench -q --benchmark-only --benchmark-json=bench/results/latest.json $(PYTEST_ARGS)
+	dev=$$($(VPY) -c "import rocsample, re; b = rocsample.get_backend(); print(re.sub('[^a-z0-9]+', '-', b.device_name().lower()).strip('-'))"); \
+	$(VPY) -m pytest bench -q -p no:cacheprovider --benchmark-json=bench/results/$$dev.json $(PYTEST_ARGS) && \
+	$(VPY) -m bench.plot bench/results/$$dev.json --device $$dev --out bench/results
 
 lint: $(VENV)/.installed-dev
 	$(VPY) -m ruff check rocsample tests bench

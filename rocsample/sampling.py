@@ -225,6 +225,7 @@ class Sampler:
         self._outputs = None
         self._view_cache = None
         self._fast: dict = {}
+        self._seen: dict = {}
         self.prewarm()
 
     def prewarm(self) -> None:
@@ -401,7 +402,14 @@ class Sampler:
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)
         if fast_key is not None and be.name != "sim":
-            self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
+            # bound on the second call with the same arguments: binding costs a millisecond,
+            # and a key seen once (a host position that changes every step) never pays it
+            if self._seen.pop(fast_key, False):
+                self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
+            else:
+                if len(self._seen) >= 4 * _FAST_ENTRIES:
+                    self._seen.clear()
+                self._seen[fast_key] = True
         return self._finish(tokens, logprobs, status, return_logprobs, check)
 
     def capture(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
@@ -615,14 +623,14 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         V.fail("order", "'llama' or 'vllm'", repr(order))
     plan = _plan_for(logits, dtype, stream, order, _splits, _block)
     be = plan.backend
-    if out is None:  # one-off results are the caller's: never a cached plan's buffers
-        out = be.empty((plan.n_rows,), np.int32, plan.stream)
     res = plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
                seed=seed, position=position, return_logprobs=return_logprobs,
                advance_position=advance_position, check=check, out=out, dtype=dtype)
+    # one-off results are the caller's, never the cached plan's buffers: copied (stream-ordered)
     if not isinstance(res, tuple):
-        return res
-    return (res[0],) + tuple(_fresh_copy(be, a, plan.stream) for a in res[1:])
+        return res if out is not None else _fresh_copy(be, res, plan.stream)
+    head = res[0] if out is not None else _fresh_copy(be, res[0], plan.stream)
+    return (head,) + tuple(_fresh_copy(be, a, plan.stream) for a in res[1:])
 
 
 def _fresh_copy(be, a, st):
