@@ -127,10 +127,16 @@ def test_torch_peer(benchmark, backend, copy_bandwidth, mode, shape):
     torch = torch_cuda()
     if torch is None:
         pytest.skip("torch with CUDA not importable")
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    _time_torch_based(benchmark, torch, copy_bandwidth, "torch", mode, shape,
+                      lambda x: _torch_fn(torch, mode, x, gen))
+
+
+def _time_torch_based(benchmark, torch, copy_bandwidth, impl, mode, shape, make_fn):
+    """Time a peer that runs on torch tensors: end to end, then device events."""
     rows, vocab = shape
     x = torch.from_numpy(_host_logits(rows, vocab)).cuda()
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    fn = _torch_fn(torch, mode, x, gen)
+    fn = make_fn(x)
 
     def finished():
         fn()
@@ -141,7 +147,7 @@ def test_torch_peer(benchmark, backend, copy_bandwidth, mode, shape):
     benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
     t_dev = torch_device_time(torch, fn)
     record(benchmark, bytes_moved=x.numel() * 4, device_s=t_dev, copy_bw=copy_bandwidth,
-           impl="torch", mode=mode, rows=rows, vocab=vocab)
+           impl=impl, mode=mode, rows=rows, vocab=vocab)
 
 
 def _flashinfer():
@@ -173,20 +179,8 @@ def test_flashinfer_peer(benchmark, backend, copy_bandwidth, mode, shape):
     fs = _flashinfer() if torch is not None else None
     if fs is None:
         pytest.skip("flashinfer not importable (carry .flashinfer; see BENCHMARKS.md)")
-    rows, vocab = shape
-    x = torch.from_numpy(_host_logits(rows, vocab)).cuda()
-    fn = _flashinfer_fn(torch, fs, mode, x)
-
-    def finished():
-        fn()
-        torch.cuda.synchronize()
-
-    finished()
-    benchmark.group = f"sampling {mode} {rows}x{vocab}"
-    benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
-    t_dev = torch_device_time(torch, fn)
-    record(benchmark, bytes_moved=x.numel() * 4, device_s=t_dev, copy_bw=copy_bandwidth,
-           impl="flashinfer", mode=mode, rows=rows, vocab=vocab)
+    _time_torch_based(benchmark, torch, copy_bandwidth, "flashinfer", mode, shape,
+                      lambda x: _flashinfer_fn(torch, fs, mode, x))
 
 
 @pytest.mark.parametrize("mode", list(MODES))

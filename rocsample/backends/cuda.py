@@ -6,20 +6,11 @@ import os
 import sys
 
 from ..errors import BackendUnavailable
-from .gpu import GpuBackend
+from .gpu import GpuBackend, VendorBase
 
 
-class Vendor:
+class Vendor(VendorBase):
     name = "cuda"
-
-    def __init__(self, cuda, driver) -> None:
-        self.cuda = cuda
-        self.driver = driver
-
-    @staticmethod
-    def stream_handle(stream) -> int:
-        h = stream.handle
-        return int(getattr(h, "value", h) or 0)
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

@@ -8,6 +8,21 @@ from ._driver import DriverRuntime
 from .numba_arrays import NumbaBackend
 
 
+class VendorBase:
+    """What both vendor modules share; each adds only the calls that differ."""
+
+    name = ""
+
+    def __init__(self, cuda, driver) -> None:
+        self.cuda = cuda
+        self.driver = driver
+
+    @staticmethod
+    def stream_handle(stream) -> int:
+        h = stream.handle
+        return int(getattr(h, "value", h) or 0)
+
+
 class GpuBackend(NumbaBackend):
     def __init__(self, name: str, vendor) -> None:
         super().__init__(name, vendor.cuda, DriverRuntime(vendor))
