@@ -15,8 +15,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._validate import describe, fail
-
 
 class CaptureStatus(enum.Enum):
     NONE = 0
@@ -128,13 +126,6 @@ class Runtime:
     def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
         """Run device work now (real GPUs: the driver captures it when the stream is capturing)."""
         fn()
-
-
-def _array_device_ptr(obj) -> int | None:
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is None:
-        return None
-    return int(cai["data"][0])
 
 
 class Backend:
@@ -249,6 +240,3 @@ class Backend:
                 "(Sampler / its capture()) or call it outside capture"
             )
 
-
-def reject_host_array_on_device(name: str, obj) -> None:
-    fail(name, "a NumPy array or a device array (__cuda_array_interface__)", describe(obj), TypeError)
