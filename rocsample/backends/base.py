@@ -8,6 +8,7 @@ that models devices, streams and capture in-process for ``sim`` and ``cpu``.
 
 from __future__ import annotations
 
+import abc
 import enum
 import threading
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ class Allocation:
     freed: bool = False
 
 
-class Runtime:
+class Runtime(abc.ABC):
     """Interface of the runtime layer; see DriverRuntime and EmulatedRuntime."""
 
     emulated: bool = False
@@ -60,67 +61,85 @@ class Runtime:
             setattr(self, what, getattr(self, what) + 1)
 
     # devices
+    @abc.abstractmethod
     def device_count(self) -> int:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def current_device(self) -> int:
-        raise NotImplementedError
+        ...
 
     # streams
+    @abc.abstractmethod
     def stream(self, stream) -> Stream:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def new_stream(self, device: int | None = None):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def synchronize(self, stream: Stream) -> None:
-        raise NotImplementedError
+        ...
 
     # capture
+    @abc.abstractmethod
     def capture_status(self, stream: Stream) -> CaptureStatus:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def global_capture_active(self, device: int) -> bool:
-        """A capture in global or relaxed-free mode that forbids allocation anywhere on the device."""
-        raise NotImplementedError
+        """Whether a capture that forbids allocation on ``device`` from this thread is open."""
 
+    @abc.abstractmethod
     def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def end_capture(self, stream: Stream):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def instantiate(self, graph):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def graph_launch(self, exec_, stream: Stream) -> None:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def graph_destroy(self, graph) -> None:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def graph_exec_destroy(self, exec_) -> None:
-        raise NotImplementedError
+        ...
 
     # memory
+    @abc.abstractmethod
     def mem_alloc(self, nbytes: int, device: int) -> Allocation:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def mem_free(self, alloc: Allocation) -> None:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def pointer_device(self, ptr: int) -> int:
-        raise NotImplementedError
+        ...
 
     # events
+    @abc.abstractmethod
     def event_record(self, stream: Stream):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def event_query(self, event) -> bool:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def event_destroy(self, event) -> None:
-        raise NotImplementedError
+        ...
 
     # work
     def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
@@ -128,7 +147,7 @@ class Runtime:
         fn()
 
 
-class Backend:
+class Backend(abc.ABC):
     """The facade launchers use. Built by the backend modules; see DESIGN.md."""
 
     def __init__(self, name: str, cuda, runtime: Runtime, *, is_device: bool = True) -> None:
@@ -155,8 +174,9 @@ class Backend:
                     self._kernel_cache[key] = ns
         return ns
 
+    @abc.abstractmethod
     def warp_size(self, device: int | None = None) -> int:
-        raise NotImplementedError
+        ...
 
     def on_device(self, device: int):
         """Context manager making ``device`` current (arrays and default streams go there)."""
@@ -179,8 +199,9 @@ class Backend:
 
         return ctx()
 
+    @abc.abstractmethod
     def compute_units(self, device: int | None = None) -> int:
-        raise NotImplementedError
+        ...
 
     def device_name(self, device: int | None = None) -> str:
         return self.name
@@ -194,22 +215,25 @@ class Backend:
             return False
         return hasattr(obj, "__cuda_array_interface__")
 
+    @abc.abstractmethod
     def as_array(self, obj, name: str, stream: Stream | None = None, *, copy_host: bool = True):
         """NumPy -> device copy (stream-ordered); device arrays -> zero-copy view."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def empty(self, shape, dtype, stream: Stream | None = None):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def to_host(self, arr, stream: Stream | None = None) -> np.ndarray:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def copy_to_device(self, dst, src: np.ndarray, stream: Stream) -> None:
         """Stream-ordered host-to-device copy into an existing device array."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def array_device(self, arr) -> int:
-        raise NotImplementedError
+        ...
 
     def launch(self, kernel, grid, block, stream: Stream, *args) -> None:
         self.runtime.enqueue(stream, lambda: kernel[grid, block, stream.numba](*args))
