@@ -113,9 +113,13 @@ class EmulatedRuntime(Runtime):
         return CaptureStatus.INVALIDATED if cap.invalidated else CaptureStatus.ACTIVE
 
     def global_capture_active(self, device: int) -> bool:
+        # As the driver answers it (seen on an H200: the legacy-stream query fails): a global
+        # capture on the device, or a thread-local one begun by this thread, forbids allocation.
+        me = threading.get_ident()
         with self._lock:
             return any(
-                k[0] == device and c.mode == "global" and not c.invalidated
+                not c.invalidated
+                and ((k[0] == device and c.mode == "global") or (c.mode == "thread_local" and c.thread == me))
                 for k, c in self._captures.items()
             )
 

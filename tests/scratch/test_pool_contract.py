@@ -432,3 +432,105 @@ def test_check_invariants_names_each_broken_invariant(pool, rt):
     with pytest.raises(RuntimeError, match=exact("negative pin count for 0x5000")):
         pool.check_invariants()
     del pool._pins[0x5000]
+
+
+def _in_thread(fn):
+    import threading as _t
+
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # handed back to the test thread
+            out["error"] = e
+
+    th = _t.Thread(target=run)
+    th.start()
+    th.join()
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def test_this_threads_capture_blocks_growth_on_other_streams_with_its_name(pool, rt, monkeypatch):
+    import rocsample.scratch as scratch_mod
+
+    monkeypatch.setitem(scratch_mod._pools, id(pool.backend), pool)
+    cap, other = rt.new_stream(0), rt.new_stream(0)
+    pool.prewarm(cap, {"p": 256})
+    pool.prewarm(other, {"p": 256})
+    allocs = rt.alloc_calls
+    with graphs.capture(cap) as g:
+        with pytest.raises(ScratchNotWarmed, match=exact(
+                f"stream {other.handle:#x} on device 0: 'p' scratch needs 4096 bytes, but 256 bytes are "
+                f"warmed, and allocating now would invalidate the thread_local capture of stream "
+                f"{cap.handle:#x} on this thread; prewarm every stream used while a capture is open")):
+            pool.request(other, 4096, "p")
+    assert rt.alloc_calls == allocs  # nothing was allocated, during the capture or after it
+    g.release()
+
+
+def test_another_threads_thread_local_capture_does_not_block_this_thread(pool, rt, monkeypatch):
+    import rocsample.scratch as scratch_mod
+
+    monkeypatch.setitem(scratch_mod._pools, id(pool.backend), pool)
+    cap, other = rt.new_stream(0), rt.new_stream(0)
+    pool.prewarm(cap, {"p": 256})
+    ctx = graphs.capture(cap)
+    g = _in_thread(ctx.__enter__)  # the capture belongs to the other thread
+    try:
+        pool.request(other, 4096, "p")  # this thread may allocate
+        assert pool.capacity(other, "p") >= 4096
+    finally:
+        _in_thread(lambda: ctx.__exit__(None, None, None))
+    assert g.ready
+    g.release()
+
+
+def test_a_global_capture_from_another_thread_blocks_with_its_name(pool, rt, monkeypatch):
+    import rocsample.scratch as scratch_mod
+
+    monkeypatch.setitem(scratch_mod._pools, id(pool.backend), pool)
+    cap, other = rt.new_stream(0), rt.new_stream(0)
+    pool.prewarm(cap, {"p": 256})
+    ctx = graphs.capture(cap, mode="global")
+    g = _in_thread(ctx.__enter__)
+    try:
+        with pytest.raises(ScratchNotWarmed, match=f"would invalidate the global capture of stream {cap.handle:#x}"):
+            pool.request(other, 4096, "p")
+    finally:
+        _in_thread(lambda: ctx.__exit__(None, None, None))
+    g.release()
+
+
+def test_an_external_capture_is_not_named_but_still_blocks(pool, rt):
+    # a capture rocsample did not begin (torch.cuda.graph, say) is known only to the runtime
+    cap, other = rt.new_stream(0), rt.new_stream(0)
+    pool.prewarm(cap, {"p": 256})
+    rt.begin_capture(st(cap), "thread_local")
+    pool.request(cap, 64, "p")  # served and pinned: an external record
+    with pytest.raises(ScratchNotWarmed, match="would invalidate a capture in progress on device 0"):
+        pool.request(other, 4096, "p")
+    assert rt.capture_status(st(cap)) is CaptureStatus.ACTIVE
+    rt.end_capture(st(cap))
+
+
+def test_pending_frees_wait_out_an_external_global_capture_from_another_thread(pool, rt):
+    # the free itself (cuMemFree) would invalidate a global capture on the buffer's device, even
+    # one rocsample did not begin and one begun by another thread
+    s, g, s1 = rt.new_stream(0), rt.new_stream(0), rt.new_stream(1)
+    rt.complete_events = False
+    pool.request(s, 256, "p")
+    pool.request(s, 4096, "p")  # the 256-byte buffer is retired behind a pending event
+    rt.complete_events = True
+    assert pool.stats()["pending_frees"] == 1
+    _in_thread(lambda: rt.begin_capture(st(g), "global"))
+    for _alloc, ev in pool._retired:
+        ev["done"] = True
+    frees = rt.free_calls
+    pool.request(s1, 64, "p")  # a collect from another device's stream
+    assert rt.free_calls == frees and pool.stats()["pending_frees"] == 1
+    _in_thread(lambda: rt.end_capture(st(g)))
+    pool.request(s1, 64, "p")
+    assert rt.free_calls == frees + 1 and pool.stats()["pending_frees"] == 0
