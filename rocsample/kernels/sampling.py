@@ -78,7 +78,8 @@ NBINS = 1 << 11
 #: stay below 2**63: MAX_VOCAB_TOP_P * 2**MASS_BITS = 2**62.
 MASS_BITS = 40
 MAX_VOCAB_TOP_P = 1 << 22
-assert MAX_VOCAB_TOP_P << MASS_BITS < 1 << 63
+if MAX_VOCAB_TOP_P << MASS_BITS >= 1 << 63:  # a module-level invariant, kept under python -O
+    raise ImportError("MAX_VOCAB_TOP_P * 2**MASS_BITS must stay below 2**63")
 
 # Per-row int64 state columns.
 SI_MODE, SI_NFIN, SI_SEL, SI_HI, SI_RANK, SI_ABOVE_N, SI_ABOVE_Q, SI_BND, SI_BV, SI_BCUT, \
