@@ -121,8 +121,12 @@ def main(argv=None) -> int:
         report["tests"] = tests
         bad_skips = [s for s in tests.get("skipped_tests", []) if not _allowed_skip(s)]
         report["disallowed_skips"] = bad_skips
-        if tests["exit_code"] != 0:
-            why.append(f"pytest exited {tests['exit_code']}")
+        code = tests["exit_code"]
+        if code < 0:  # killed by a signal: say so, and whether the tests themselves had passed
+            ran_ok = tests.get("tests") and not (tests.get("failures") or tests.get("errors"))
+            why.append(f"pytest died with signal {-code}" + (" after every test passed" if ran_ok else ""))
+        elif code != 0:
+            why.append(f"pytest exited {code}")
         if bad_skips:
             why.append(f"{len(bad_skips)} device test(s) skipped")
         if not tests.get("tests"):
