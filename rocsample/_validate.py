@@ -6,7 +6,6 @@ Form: ``"<name>: expected <what>, got <what came>"``. Never ``assert`` (stripped
 from __future__ import annotations
 
 import math
-from typing import Iterable
 
 import numpy as np
 
@@ -27,18 +26,23 @@ def describe(x) -> str:
     return repr(x)
 
 
-def dtype_name(dt) -> str:
+_TORCH_DTYPES = {"torch.bfloat16": "bfloat16"}
+
+
+def dtype_of(obj) -> str:
+    """Dtype name of a host or device array (NumPy, numba, torch, CuPy); bfloat16 reads 'bfloat16'."""
+    dt = getattr(obj, "dtype", None)
     s = str(dt)
-    return s.replace("torch.", "")
-
-
-def check_dtype(name: str, arr, allowed: Iterable[str]) -> str:
-    """Check an array's dtype name against ``allowed``; return the name."""
-    allowed = tuple(allowed)
-    got = dtype_name(arr.dtype)
-    if got not in allowed:
-        fail(name, " or ".join(allowed), got, TypeError)
-    return got
+    if s in _TORCH_DTYPES:
+        return _TORCH_DTYPES[s]
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None and not isinstance(obj, np.ndarray):
+        ts = cai["typestr"]
+        if ts.endswith("V2") or s == "bfloat16":
+            return "bfloat16"
+    if s.startswith("torch."):
+        return s[len("torch."):]
+    return str(np.dtype(dt)) if dt is not None else "?"
 
 
 def check_ndim(name: str, arr, ndim: int | tuple[int, ...]) -> None:

@@ -127,12 +127,6 @@ def _check_finite_host(src, dst_type):
         )
 
 
-def _dtype(obj) -> str:
-    from .backends.numba_arrays import dtype_of
-
-    return dtype_of(obj)
-
-
 def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     """Write rows of ``src`` into ``dst`` at the rows named by ``idx`` (ggml GGML_OP_SET_ROWS).
 
@@ -202,8 +196,8 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
                 for launch in hit[1]:
                     launch()
                 return dst
-    t = _ref.resolve_dst_type(dst, dst_type, _dtype(dst))
-    d4, s4, i3, _ = _ref.plan_shapes(dst, src, idx, t, dtypes=(_dtype(dst), _dtype(src), _dtype(idx)))
+    t = _ref.resolve_dst_type(dst, dst_type)
+    d4, s4, i3, _ = _ref.plan_shapes(dst, src, idx, t)
     if s4[0] * s4[1] * s4[2] * s4[3] == 0:
         return dst
     if t in BLOCK_BYTES and isinstance(src, np.ndarray):
@@ -250,7 +244,7 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
     ns = be.kernels(_kern.build)
     d_src = be.as_array(src, "src", st)
     d_idx = be.as_array(idx, "idx", st)
-    src_f16 = _dtype(d_src) == "float16"
+    src_f16 = _validate.dtype_of(d_src) == "float16"
     src4 = _expand(cuda, d_src.view(np.uint16 if src_f16 else np.uint32), 4)
     if t in BLOCK_BYTES:
         dst4 = _expand(cuda, d_dst.view(np.uint8), 4)
@@ -482,7 +476,7 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     if not be.is_device:
         return _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance)
     st = be.stream(stream)
-    if _dtype(position) != "int64" or tuple(position.shape) != (1,):
+    if _validate.dtype_of(position) != "int64" or tuple(position.shape) != (1,):
         _validate.fail("position", "an int or a 1-element int64 device array", _validate.describe(position), TypeError)
     ns = be.kernels(_kern.build)
     d_pos = be.as_array(position, "position", st)

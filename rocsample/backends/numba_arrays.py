@@ -4,26 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import describe, fail
+from .._validate import describe, dtype_of, fail
 from .base import Backend, Stream
-
-_TORCH_DTYPES = {"torch.bfloat16": "bfloat16"}
-
-
-def dtype_of(obj) -> str:
-    """Dtype name of a host or device array; bfloat16 shows as 'bfloat16'."""
-    dt = getattr(obj, "dtype", None)
-    s = str(dt)
-    if s in _TORCH_DTYPES:
-        return _TORCH_DTYPES[s]
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None and not isinstance(obj, np.ndarray):
-        ts = cai["typestr"]
-        if ts.endswith("V2") or s == "bfloat16":
-            return "bfloat16"
-    if s.startswith("torch."):
-        return s[len("torch."):]
-    return str(np.dtype(dt)) if dt is not None else "?"
 
 
 class NumbaBackend(Backend):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import dtype_of, fail
 from .quant import BLOCK_BYTES, FLOAT_TYPES, QK, convert_rows
 
 __all__ = ["BLOCK_BYTES", "FLOAT_TYPES", "QK", "DST_TYPES", "plan_shapes", "set_rows"]
@@ -25,26 +26,9 @@ _DST_STORAGE = {
 }
 
 
-def _fail(name, expected, got, exc=ValueError):
-    try:
-        from .._validate import fail
-    except ImportError:  # pragma: no cover - the shared helper is always there in the package
-        raise exc(f"{name}: expected {expected}, got {got}") from None
-    fail(name, expected, got, exc)
-
-
-def _dtype_name(arr) -> str:
-    dt = getattr(arr, "dtype", None)
-    s = str(dt).replace("torch.", "")
-    cai = getattr(arr, "__cuda_array_interface__", None)
-    if cai is not None and not isinstance(arr, np.ndarray) and cai.get("typestr", "").endswith("V2"):
-        return "bfloat16"
-    return s
-
-
-def resolve_dst_type(dst, dst_type, dtype_name: str | None = None) -> str:
+def resolve_dst_type(dst, dst_type) -> str:
     """The destination type from ``dst_type`` or, when None, from dst's dtype."""
-    dn = dtype_name if dtype_name is not None else _dtype_name(dst)
+    dn = dtype_of(dst)
     if dst_type is None:
         if dn == "float32":
             return "f32"
@@ -52,70 +36,70 @@ def resolve_dst_type(dst, dst_type, dtype_name: str | None = None) -> str:
             return "f16"
         if dn == "bfloat16":
             return "bf16"
-        _fail(
+        fail(
             "dst_type",
             f"one of {', '.join(DST_TYPES)} for a dst of dtype {dn} (only float32, float16 and "
             "bfloat16 imply it)",
             "None",
         )
     if not isinstance(dst_type, str) or dst_type.lower() not in DST_TYPES:
-        _fail("dst_type", f"one of {', '.join(DST_TYPES)}", repr(dst_type))
+        fail("dst_type", f"one of {', '.join(DST_TYPES)}", repr(dst_type))
     t = dst_type.lower()
     allowed = _DST_STORAGE.get(t, ("uint8",))
     if dn not in allowed:
-        _fail("dst", f"dtype {' or '.join(allowed)} for dst_type {t!r}", dn, TypeError)
+        fail("dst", f"dtype {' or '.join(allowed)} for dst_type {t!r}", dn, TypeError)
     return t
 
 
-def plan_shapes(dst, src, idx, dst_type, dtypes=None):
+def plan_shapes(dst, src, idx, dst_type):
     """Validate shapes and dtypes; return (dst4_shape, src4_shape, idx3_shape, row_width).
 
     Works on anything with ``.shape`` and ``.dtype`` (host or device arrays). Raises ValueError /
     TypeError naming the argument.
     """
-    _, sn, idn = dtypes if dtypes is not None else (None, _dtype_name(src), _dtype_name(idx))
+    sn, idn = dtype_of(src), dtype_of(idx)
     if sn not in ("float32", "float16"):
-        _fail("src", "float32 or float16", sn, TypeError)
+        fail("src", "float32 or float16", sn, TypeError)
     if idn not in ("int32", "int64"):
-        _fail("idx", "int32 or int64", idn, TypeError)
+        fail("idx", "int32 or int64", idn, TypeError)
     dsh, ssh, ish = tuple(dst.shape), tuple(src.shape), tuple(idx.shape)
     if not 1 <= len(ssh) <= 4:
-        _fail("src", "a 1-D to 4-D array (d3, d2, n_src, ne0)", f"a {len(ssh)}-D array of shape {ssh}")
+        fail("src", "a 1-D to 4-D array (d3, d2, n_src, ne0)", f"a {len(ssh)}-D array of shape {ssh}")
     if len(ssh) == 1:
         ssh = (1, ssh[0])
     if not 2 <= len(dsh) <= 4:
-        _fail("dst", "a 2-D to 4-D array (d3, d2, n_rows, row)", f"a {len(dsh)}-D array of shape {dsh}")
+        fail("dst", "a 2-D to 4-D array (d3, d2, n_rows, row)", f"a {len(dsh)}-D array of shape {dsh}")
     if not 1 <= len(ish) <= 3:
-        _fail("idx", "a 1-D to 3-D array (i3, i2, n_src)", f"a {len(ish)}-D array of shape {ish}")
+        fail("idx", "a 1-D to 3-D array (i3, i2, n_src)", f"a {len(ish)}-D array of shape {ish}")
     s4 = (1,) * (4 - len(ssh)) + ssh
     d4 = (1,) * (4 - len(dsh)) + dsh
     i3 = (1,) * (3 - len(ish)) + ish
     ne0 = s4[3]
     if dst_type in BLOCK_BYTES:
         if ne0 % QK:
-            _fail("src", f"rows of a multiple of {QK} values for a {dst_type} dst", f"ne0={ne0}")
+            fail("src", f"rows of a multiple of {QK} values for a {dst_type} dst", f"ne0={ne0}")
         width = ne0 // QK * BLOCK_BYTES[dst_type]
         strides = getattr(dst, "strides", None)
         if strides is not None and len(dsh) and dsh[-1] > 1 and tuple(strides)[-1] != 1:
-            _fail("dst", f"contiguous rows of {dst_type} blocks", f"row stride {tuple(strides)[-1]} bytes")
+            fail("dst", f"contiguous rows of {dst_type} blocks", f"row stride {tuple(strides)[-1]} bytes")
         what = f"{width} bytes per row ({ne0} values of {dst_type}, {BLOCK_BYTES[dst_type]} bytes per 32)"
     else:
         width = ne0
         what = f"{ne0} values per row"
     if d4[3] != width:
-        _fail("dst", f"{what}, as src has ne0={ne0}", f"{d4[3]} (shape {dsh})")
+        fail("dst", f"{what}, as src has ne0={ne0}", f"{d4[3]} (shape {dsh})")
     if d4[:2] != s4[:2]:
-        _fail("dst", f"leading dims (d3, d2) = {s4[:2]} matching src", f"{d4[:2]} (shape {dsh})")
+        fail("dst", f"leading dims (d3, d2) = {s4[:2]} matching src", f"{d4[:2]} (shape {dsh})")
     if i3[2] != s4[2]:
-        _fail("idx", f"n_src={s4[2]} indices per (i3, i2), as src has", f"{i3[2]} (shape {ish})")
+        fail("idx", f"n_src={s4[2]} indices per (i3, i2), as src has", f"{i3[2]} (shape {ish})")
     if i3[0] == 0 or i3[1] == 0:
         if s4[0] * s4[1] * s4[2] != 0:
-            _fail("idx", "non-zero broadcast dims (i3, i2)", f"shape {ish}")
+            fail("idx", "non-zero broadcast dims (i3, i2)", f"shape {ish}")
     else:
         if s4[1] % i3[1]:
-            _fail("idx", f"i2 dividing d2={s4[1]} (broadcast)", f"i2={i3[1]} (shape {ish})")
+            fail("idx", f"i2 dividing d2={s4[1]} (broadcast)", f"i2={i3[1]} (shape {ish})")
         if s4[0] % i3[0]:
-            _fail("idx", f"i3 dividing d3={s4[0]} (broadcast)", f"i3={i3[0]} (shape {ish})")
+            fail("idx", f"i3 dividing d3={s4[0]} (broadcast)", f"i3={i3[0]} (shape {ish})")
     return d4, s4, i3, width
 
 
@@ -182,7 +166,7 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     """
     del stream, check_bounds
     if not isinstance(dst, np.ndarray):
-        _fail("dst", "a NumPy array on the cpu backend", type(dst).__name__, TypeError)
+        fail("dst", "a NumPy array on the cpu backend", type(dst).__name__, TypeError)
     src = np.asarray(src)
     idx = np.asarray(idx)
     t = resolve_dst_type(dst, dst_type)
