@@ -55,9 +55,7 @@ def _backend():
 
 
 def _dtype_name(obj, dtype=None) -> str:
-    from rocsample.backends.numba_arrays import dtype_of
-
-    name = dtype_of(obj)
+    name = V.dtype_of(obj)
     if dtype == "bfloat16" and name == "uint16":
         return "bfloat16"
     return name
@@ -281,16 +279,9 @@ class Sampler:
         if not (isinstance(logits, np.ndarray) or be.is_device_array(logits)
                 or type(logits).__module__.startswith("torch")):
             V.fail("logits", "a NumPy array or a device array", V.describe(logits), TypeError)
-        if not hasattr(logits, "shape"):
-            V.fail("logits", "an array", V.describe(logits), TypeError)
-        V.check_ndim("logits", logits, 2)
-        name = _dtype_name(logits, dtype)
-        if name not in _LOGIT_DTYPES:
-            V.fail("logits", "float32, float16 or bfloat16 (or uint16 with dtype='bfloat16')",
-                   name, TypeError)
+        name, shape = _logits_kind(logits, dtype)
         if name != self.dtype:
             V.fail("logits", f"dtype {self.dtype} (this plan's)", name, TypeError)
-        shape = tuple(int(d) for d in logits.shape)
         if shape != (self.n_rows, self.n_vocab):
             V.fail("logits", f"shape {(self.n_rows, self.n_vocab)} (this plan's)", shape)
 
@@ -520,7 +511,8 @@ class Sampler:
         return self._finish(tokens, logprobs, status, return_logprobs, check)
 
 
-def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
+def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
+    """The dtype name and shape of a 2-D float logits array, or the error naming ``logits``."""
     if not hasattr(logits, "shape"):
         V.fail("logits", "an array", V.describe(logits), TypeError)
     V.check_ndim("logits", logits, 2)
@@ -528,7 +520,11 @@ def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
     if name not in _LOGIT_DTYPES:
         V.fail("logits", "float32, float16 or bfloat16 (or uint16 with dtype='bfloat16')", name,
                TypeError)
-    n_rows, n_vocab = (int(d) for d in logits.shape)
+    return name, tuple(int(d) for d in logits.shape)
+
+
+def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
+    name, (n_rows, n_vocab) = _logits_kind(logits, dtype)
     if n_vocab < 1:
         V.fail("logits", "at least one column (n_vocab >= 1)", f"shape {(n_rows, n_vocab)}")
     if n_rows < 1:
