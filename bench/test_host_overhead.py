@@ -35,6 +35,7 @@ def _time(benchmark, backend, fn, stream=None, **info):
 
     fn()
     backend.synchronize(stream)
+    benchmark.group = "host overhead"
     benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
     benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, **info)
 
@@ -53,46 +54,30 @@ def setup_dev(backend):
 
 def test_one_off_argmax(benchmark, backend, setup_dev):
     s, x, _, _ = setup_dev
-    benchmark.group = "host overhead"
     _time(benchmark, backend, lambda: rocsample.argmax(x, check=False, stream=s), s, impl="rocsample.argmax")
 
 
 def test_one_off_sample_chain(benchmark, backend, setup_dev):
     s, x, seed, pos = setup_dev
-    benchmark.group = "host overhead"
     _time(benchmark, backend, lambda: rocsample.sample(x, seed=seed, position=pos, check=False, stream=s, **CHAIN),
           s, impl="rocsample.sample chain")
 
 
-def test_sampler_call_greedy(benchmark, backend, setup_dev):
+@pytest.mark.parametrize("label, params", [
+    ("Sampler greedy (two-phase)", dict(temperature=0.0)),
+    ("Sampler temperature (two-phase)", dict(temperature=0.8)),
+    ("Sampler full chain", CHAIN),
+], ids=["greedy", "temperature", "chain"])
+def test_sampler_call(benchmark, backend, setup_dev, label, params):
     s, x, seed, pos = setup_dev
     plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
-    benchmark.group = "host overhead"
-    _time(benchmark, backend, lambda: plan(x, temperature=0.0, seed=seed, position=pos, check=False), s,
-          impl="Sampler greedy (two-phase)")
-
-
-def test_sampler_call_temperature(benchmark, backend, setup_dev):
-    s, x, seed, pos = setup_dev
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
-    benchmark.group = "host overhead"
-    _time(benchmark, backend, lambda: plan(x, temperature=0.8, seed=seed, position=pos, check=False), s,
-          impl="Sampler temperature (two-phase)")
-
-
-def test_sampler_call_chain(benchmark, backend, setup_dev):
-    s, x, seed, pos = setup_dev
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
-    benchmark.group = "host overhead"
-    _time(benchmark, backend, lambda: plan(x, seed=seed, position=pos, check=False, **CHAIN), s,
-          impl="Sampler full chain")
+    _time(benchmark, backend, lambda: plan(x, seed=seed, position=pos, check=False, **params), s, impl=label)
 
 
 def test_graph_replay_chain(benchmark, backend, setup_dev):
     s, x, seed, pos = setup_dev
     plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
     g = plan.capture(x, seed=seed, position=pos, **CHAIN)
-    benchmark.group = "host overhead"
     _time(benchmark, backend, lambda: g.replay(s), s, impl="graph replay (full chain step)")
     g.release()
 
@@ -103,7 +88,6 @@ def test_set_rows_repeated(benchmark, backend, setup_dev):
     dst = backend.as_array(np.zeros((4096, 128), np.float16), "dst", st)
     src = backend.as_array(np.ones((1, 128), np.float32), "src", st)
     idx = backend.as_array(np.array([7], np.int64), "idx", st)
-    benchmark.group = "host overhead"
     _time(benchmark, backend, lambda: sr.set_rows(dst, src, idx, stream=s, check_bounds=False), s,
           impl="set_rows unchecked (repeated)")
 
