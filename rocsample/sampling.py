@@ -1,17 +1,30 @@
 """Token sampling on the GPU (SPEC §2): ``sample``, ``argmax`` and the ``Sampler`` plan.
 
+Two launch plans, chosen per call from the parameters (both give the same tokens):
+
+* **fast** (``rocsample.kernels.sampling_fast``): two kernels, phase 1 and phase 2, when every
+  parameter is a host value and every row is greedy, temperature-only, or has
+  ``0 < top_k <= 256`` (with any top_p, min_p and order). Top-k rows keep per-tile maxima in
+  phase 1; phase 2 gathers the tokens above the k-th largest tile maximum (a few percent of the
+  row), sorts them and applies the filters and the draw there.
+* **general** (``rocsample.kernels.sampling``): everything else (top_p or min_p without a small
+  top_k, device parameter arrays, top_k > 256): radix selects over the whole row.
+
 Reads of the logits per call (``n_rows * n_vocab`` elements each), by what the rows ask for:
 
 ==========================================  =====================================================
 mode                                        reads of the logits
 ==========================================  =====================================================
-greedy (temperature 0), ``argmax``          1 (phase 1 + phase 2)
-temperature only                            1
-min_p (with or without temperature)         2 (stats, draw)
-top_k (any k in 1..n_vocab-1)               5 (stats, 3 radix passes, draw) + 1 if the k-th key is
-                                            tied and the ties are cut (one block per row)
-top_p alone                                 5 (stats, 3 radix passes, draw) + 1 on a cut tie
-top_k + top_p (+ min_p), either order       8 (+1 per cut tie)
+greedy (temperature 0), ``argmax``          1 (fast: phase 1 + phase 2)
+temperature only                            1 (fast)
+top_k <= 256 (+ top_p, min_p, either order) 1 + the gathered tiles, about ``k / tiles`` of the row
+                                            (fast); 5 more single-block passes over a row whose
+                                            candidates overflow (sorted or heavily tied rows)
+min_p (with or without temperature)         2 (general: stats, draw)
+top_k > 256                                 5 (general: stats, 3 radix passes, draw) + 1 if the
+                                            k-th key is tied and the ties are cut
+top_p alone                                 5 (general) + 1 on a cut tie
+top_k > 256 + top_p (+ min_p), either order 8 (general, +1 per cut tie)
 ==========================================  =====================================================
 
 A pass that no row needs is not launched when the parameters are host values; with device
@@ -33,6 +46,7 @@ import numpy as np
 from rocsample import _validate as V
 from rocsample.errors import SamplingError
 from rocsample.kernels import sampling as K
+from rocsample.kernels import sampling_fast as KF
 
 __all__ = ["sample", "argmax", "Sampler"]
 
@@ -170,7 +184,8 @@ class Sampler:
 
     def __init__(self, n_rows: int, n_vocab: int, dtype: str = "float32", *, stream=None,
                  order: str = "llama", filters: bool = True, _splits: int | None = None,
-                 _block: int | None = None) -> None:
+                 _block: int | None = None, _cap: int | None = None,
+                 _path: str | None = None) -> None:
         self.n_rows = V.check_int("n_rows", n_rows, 1)
         self.n_vocab = V.check_int("n_vocab", n_vocab, 1, 2**31 - 1)
         if dtype not in _LOGIT_DTYPES:
@@ -202,9 +217,23 @@ class Sampler:
             splits = V.check_int("_splits", _splits, 1, min(_MAX_SPLITS, self.n_vocab))
         self.splits = splits
         self.chunk = -(-self.n_vocab // splits)
+        # Fast path (rocsample.kernels.sampling_fast): power-of-two blocks; tiles per split so
+        # that a row has at most GMAX tile maxima.
+        self._path = _path
+        if _path not in (None, "fast", "general"):
+            V.fail("_path", "None, 'fast' or 'general'", repr(_path))
+        self._fast_ok = block & (block - 1) == 0 and _path != "general"
+        tpt = block
+        while tpt > 1 and splits * tpt > KF.GMAX:
+            tpt //= 2
+        self.tpt = tpt
+        self.cap = KF.CAND_MAX if _cap is None else V.check_int("_cap", _cap, 1, KF.CAND_MAX)
+        self.fast_final_block = (block if _block is not None or be.name == "sim"
+                                 else KF.MAX_BLOCK)
         r, s = self.n_rows, splits
         layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
-                  ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF))]
+                  ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
+                  ("tm", np.float32, (r, s * tpt))]
         if self.filters:
             layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS))]
         off = 0
@@ -360,6 +389,57 @@ class Sampler:
         want_lp = 1 if return_logprobs else 0
         rows_grid = max(1, -(-n // B))
         L = []  # (kernel, grid, block, args): the whole call, in stream order
+        route = self._route(nv, temp_h, k_h, p_h, mp_h)
+        if route is not None:
+            draw, _ = route
+            L.append((kn.fast.partials(draw, want_lp), (S, n), B,
+                      (x, nv, self.chunk, dev["temperature"], dev["top_k"], seed_a, pos_a,
+                       self.tpt, w["pf"], w["pi"], w["tm"])))
+            L.append((kn.fast._sample_finalize_fast_kernel, n, self.fast_final_block,
+                      (x, nv, S, self.chunk, B, self.tpt, self.cap, dev["temperature"],
+                       dev["top_k"], dev["top_p"], dev["min_p"], vllm, seed_a, pos_a, w["pf"],
+                       w["pi"], w["tm"], tokens, logprobs, status)))
+        else:
+            self._general(L, kn, x, nv, n, S, B, FB, rows_grid, vllm, want_lp, dev, seed_a,
+                          pos_a, w, tokens, logprobs, status, need_k, need_p, need_mp)
+        if advance_position:
+            L.append((self._ns._advance_position_kernel, rows_grid, B, (pos_a, n)))
+        for kernel, grid, block, args in L:
+            be.launch(kernel, grid, block, st, *args)
+        if fast_key is not None and be.name != "sim":
+            # bound on the second call with the same arguments: binding costs a millisecond,
+            # and a key seen once (a host position that changes every step) never pays it
+            if self._seen.pop(fast_key, False):
+                self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
+            else:
+                if len(self._seen) >= 4 * _FAST_ENTRIES:
+                    self._seen.clear()
+                self._seen[fast_key] = True
+        return self._finish(tokens, logprobs, status, return_logprobs, check)
+
+    def _route(self, nv, temp_h, k_h, p_h, mp_h):
+        """(draw, any_topk) when the two-kernel fast path serves every row, else None.
+
+        Needs host parameters (the kernels are chosen from them) and each row greedy,
+        temperature-only, or with ``0 < top_k <= KCAP`` (any top_p / min_p / order).
+        """
+        if not self._fast_ok or temp_h is None or k_h is None or p_h is None or mp_h is None:
+            if self._path == "fast":
+                V.fail("_path", "host parameters for the fast path", "a device parameter array")
+            return None
+        greedy = temp_h == 0
+        kon = (k_h > 0) & (k_h < nv)
+        topk = ~greedy & kon & (k_h <= KF.KCAP)
+        race = ~greedy & ~kon & (p_h >= 1) & (mp_h <= 0)
+        if not bool((greedy | topk | race).all()):
+            if self._path == "fast":
+                V.fail("_path", "rows the fast path serves", "a top_p/min_p row without top_k")
+            return None
+        return bool(race.any()), bool(topk.any())
+
+    def _general(self, L, kn, x, nv, n, S, B, FB, rows_grid, vllm, want_lp, dev, seed_a, pos_a,
+                 w, tokens, logprobs, status, need_k, need_p, need_mp):
+        """The general path's launches (stats, radix selects, draw) appended to ``L``."""
         L.append((kn._sample_partials_kernel, (S, n), B,
                   (x, nv, self.chunk, dev["temperature"], dev["top_k"], dev["top_p"],
                    dev["min_p"], seed_a, pos_a, want_lp, w["pf"], w["pi"])))
@@ -388,20 +468,6 @@ class Sampler:
                       (x, nv, self.chunk, seed_a, pos_a, w["si"], w["sf"], w["pf"], w["pi"])))
             L.append((kn._draw_finalize_kernel, n, FB,
                       (x, nv, S, w["si"], w["sf"], w["pf"], w["pi"], tokens, logprobs, status)))
-        if advance_position:
-            L.append((self._ns._advance_position_kernel, rows_grid, B, (pos_a, n)))
-        for kernel, grid, block, args in L:
-            be.launch(kernel, grid, block, st, *args)
-        if fast_key is not None and be.name != "sim":
-            # bound on the second call with the same arguments: binding costs a millisecond,
-            # and a key seen once (a host position that changes every step) never pays it
-            if self._seen.pop(fast_key, False):
-                self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
-            else:
-                if len(self._seen) >= 4 * _FAST_ENTRIES:
-                    self._seen.clear()
-                self._seen[fast_key] = True
-        return self._finish(tokens, logprobs, status, return_logprobs, check)
 
     def capture(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
                 return_logprobs: bool = False, advance_position: bool = True, out=None):
@@ -523,7 +589,8 @@ def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     return name, tuple(int(d) for d in logits.shape)
 
 
-def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
+def _plan_for(logits, dtype, stream, order, splits=None, block=None, cap=None,
+              path=None) -> Sampler:
     name, (n_rows, n_vocab) = _logits_kind(logits, dtype)
     if n_vocab < 1:
         V.fail("logits", "at least one column (n_vocab >= 1)", f"shape {(n_rows, n_vocab)}")
@@ -532,12 +599,12 @@ def _plan_for(logits, dtype, stream, order, splits=None, block=None) -> Sampler:
     be = _backend()
     st = be.stream(stream)
     # one-off calls reuse a plan per shape and stream: its scratch, kernels and bound launches
-    key = (id(be), n_rows, n_vocab, name, st.device, st.handle, order, splits, block)
+    key = (id(be), n_rows, n_vocab, name, st.device, st.handle, order, splits, block, cap, path)
     with _PLANS_LOCK:
         plan = _PLANS.get(key)
     if plan is None:
         plan = Sampler(n_rows, n_vocab, name, stream=st, order=order, _splits=splits,
-                       _block=block)
+                       _block=block, _cap=cap, _path=path)
         with _PLANS_LOCK:
             if len(_PLANS) >= _PLAN_ENTRIES:
                 _PLANS.clear()
@@ -553,7 +620,7 @@ _PLAN_ENTRIES = 16
 def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
            order: str = "llama", return_logprobs: bool = False, advance_position: bool = False,
            check: bool = True, out=None, stream=None, dtype: str | None = None, _splits=None,
-           _block=None):
+           _block=None, _cap=None, _path=None):
     """Sample one token per row with SPEC §2's filters and Gumbel-max draw.
 
     Parameters
@@ -617,7 +684,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     """
     if order not in _ORDERS:
         V.fail("order", "'llama' or 'vllm'", repr(order))
-    plan = _plan_for(logits, dtype, stream, order, _splits, _block)
+    plan = _plan_for(logits, dtype, stream, order, _splits, _block, _cap, _path)
     be = plan.backend
     res = plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
                seed=seed, position=position, return_logprobs=return_logprobs,
@@ -638,7 +705,7 @@ def _fresh_copy(be, a, st):
 
 
 def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=None, stream=None,
-           dtype: str | None = None, _splits=None, _block=None):
+           dtype: str | None = None, _splits=None, _block=None, _path=None):
     """Greedy token per row: the lowest index among the maximal finite logits (one read).
 
     Parameters and returns as :func:`sample` with ``temperature=0``.
@@ -651,4 +718,4 @@ def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=Non
     """
     return sample(logits, temperature=0.0, seed=0, position=0, return_logprobs=return_logprobs,
                   check=check, out=out, stream=stream, dtype=dtype, _splits=_splits,
-                  _block=_block)
+                  _block=_block, _path=_path)

@@ -65,6 +65,7 @@ import numpy as np
 
 from rocsample.kernels import JIT_CACHE
 from rocsample.kernels import philox as _philox
+from rocsample.kernels import sampling_fast as _fast
 
 #: Largest block the kernels accept; shared arrays are sized for it.
 MAX_BLOCK = 512
@@ -859,7 +860,10 @@ def build(cuda):
                     logprobs[row] = np.float32(np.float64(load(x, row, tok)) - sf[row, SF_LSE])
                 si[row, SI_MODE] = MODE_DONE
 
+        fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
+                                                      token_gumbel=token_gumbel))
         return SimpleNamespace(
+            fast=fast,
             _sample_partials_kernel=_sample_partials_kernel,
             _sample_finalize_kernel=_sample_finalize_kernel,
             _select_begin_kernel=_select_begin_kernel,

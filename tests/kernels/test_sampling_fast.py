@@ -1,0 +1,132 @@
+"""The two-kernel fast path (rocsample.kernels.sampling_fast) against the reference and the
+general path: the tile bound, the candidate gather, its overflow fallback, ties at the k-th key,
+both orders, and the routing rules."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import rocsample.sampling as rs
+from rocsample.kernels import sampling_fast as KF
+from tests.kernels.test_sampling import compare, host
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fast_sim_barriers(backend):
+    old = sys.getswitchinterval()
+    if backend.name == "sim":
+        sys.setswitchinterval(5e-5)
+    yield
+    sys.setswitchinterval(old)
+
+
+@pytest.fixture(scope="module")
+def shape(backend):
+    if not backend.is_device:
+        pytest.skip("the fast path is a device launch plan (cpu runs the reference)")
+    if backend.name == "sim":
+        return dict(rows=3, vocab=150, block=32, splits=2)
+    return dict(rows=16, vocab=151936, block=None, splits=None)
+
+
+def _run(shape, lg, path, **kw):
+    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True, _path=path,
+                           _block=shape["block"], _splits=kw.pop("_splits", shape["splits"]),
+                           **kw)
+    return tok, lp
+
+
+CHAINS = [
+    dict(temperature=0.8, top_k=1),
+    dict(temperature=0.8, top_k=7),
+    dict(temperature=1.1, top_k=9, top_p=0.6),
+    dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05),
+    dict(temperature=0.7, top_k=12, top_p=0.95, min_p=0.2),
+]
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+@pytest.mark.parametrize("params", CHAINS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
+def test_topk_chains_match_reference(backend, shape, rng, params, order):
+    lg = (rng.normal(size=(shape["rows"], shape["vocab"])) * 3).astype(np.float32)
+    seed = rng.integers(0, 2**63, shape["rows"])
+    tok, lp = _run(shape, lg, "fast", seed=seed, position=5, order=order, **params)
+    compare(backend, lg, tok, lp, seed=seed, position=5, order=order, **params)
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_ties_at_the_kth_key(backend, shape, rng, order):
+    # Coarse values: the k-th key is shared by many tokens, the lower indices must win.
+    lg = np.round(rng.normal(size=(shape["rows"], shape["vocab"])) * 2).astype(np.float32) / 2
+    lg[0, :] = 1.0                       # every token tied
+    lg[1, ::3] = lg[1].max()             # many tied maxima
+    seed = rng.integers(0, 2**63, shape["rows"])
+    for k in (1, 4, 33):
+        params = dict(temperature=0.9, top_k=k, top_p=0.8, min_p=0.01)
+        tok, lp = _run(shape, lg, "fast", seed=seed, position=1, order=order, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=1, order=order, **params)
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_overflow_fallback_is_exact(backend, shape, rng, order):
+    # A tiny candidate capacity forces the in-block radix select and the ordered gather; sorted
+    # rows put the whole top k in one tile (the adversarial case for the tile bound).
+    lg = (rng.normal(size=(shape["rows"], shape["vocab"])) * 3).astype(np.float32)
+    lg[0] = np.sort(lg[0])[::-1]
+    lg[1] = np.round(lg[1])
+    lg[2, : shape["vocab"] // 2] = np.nan
+    seed = rng.integers(0, 2**63, shape["rows"])
+    for cap, k in ((4, 6), (KF.CAND_MAX, 20)):
+        params = dict(temperature=0.8, top_k=k, top_p=0.9, min_p=0.02)
+        tok, lp = _run(shape, lg, "fast", seed=seed, position=3, order=order, _cap=cap, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=3, order=order, **params)
+
+
+def test_fast_and_general_paths_agree(backend, shape, rng):
+    rows = shape["rows"]
+    lg = (rng.normal(size=(rows, shape["vocab"])) * rng.uniform(0.5, 3, (rows, 1))).astype(
+        np.float32)
+    params = dict(temperature=np.resize([0.0, 0.9, 1.3], rows).astype(np.float32),
+                  top_k=np.resize([3, 0, min(KF.KCAP, shape["vocab"] - 1)], rows), top_p=0.9,
+                  min_p=0.0)
+    # rows with top_k = 0 need top_p over the whole row: not a fast-path row, so set p per row
+    params["top_p"] = np.where(params["top_k"] == 0, 1.0, 0.9).astype(np.float32)
+    seed = rng.integers(0, 2**63, rows)
+    fast, lpf = _run(shape, lg, "fast", seed=seed, position=9, **params)
+    gen, lpg = _run(shape, lg, "general", seed=seed, position=9, **params)
+    np.testing.assert_array_equal(host(backend, fast), host(backend, gen))
+    compare(backend, lg, fast, lpf, seed=seed, position=9, **params)
+
+
+def test_split_and_tile_counts_never_change_tokens(backend, shape, rng):
+    rows, vocab = (1, 150) if backend.name == "sim" else (shape["rows"], shape["vocab"])
+    lg = np.round(rng.normal(size=(rows, vocab)) * 4).astype(np.float32) / 4
+    params = dict(temperature=0.9, top_k=10, top_p=0.9, min_p=0.01)
+    seed = rng.integers(0, 2**63, rows)
+    got = []
+    for splits in (1, 2, 3, 7):
+        tok, lp = _run(shape, lg, "fast", seed=seed, position=4, _splits=splits, **params)
+        got.append(compare(backend, lg, tok, lp, seed=seed, position=4, **params))
+    for g in got[1:]:
+        np.testing.assert_array_equal(g, got[0])
+
+
+def test_routing(backend, shape, rng):
+    lg = rng.normal(size=(2, 40)).astype(np.float32)
+    # top_p without top_k is not a fast-path row: asking for the fast path names the argument
+    with pytest.raises(ValueError, match="_path"):
+        rs.sample(lg, seed=0, position=0, top_p=0.5, _path="fast", _block=shape["block"])
+    wide = rng.normal(size=(1, KF.KCAP + 8)).astype(np.float32)
+    with pytest.raises(ValueError, match="_path"):
+        rs.sample(wide, seed=0, position=0, top_k=KF.KCAP + 1, temperature=1.0, _path="fast",
+                  _block=shape["block"])
+    plan = rs.Sampler(2, 40, "float32", _block=shape["block"])
+    assert plan._route(40, np.zeros(2, np.float32), np.zeros(2, np.int64),
+                       np.ones(2, np.float32), np.zeros(2, np.float32)) == (False, False)
+    assert plan._route(40, np.ones(2, np.float32), np.array([5, 0]), np.ones(2, np.float32),
+                       np.zeros(2, np.float32)) == (True, True)
+    assert plan._route(40, np.ones(2, np.float32), np.array([0, 0]),
+                       np.array([0.5, 1.0], np.float32), np.zeros(2, np.float32)) is None
