@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
+import threading
+import weakref
 
 from ..errors import BackendUnavailable
 from .gpu import GpuBackend, VendorBase
@@ -37,6 +41,79 @@ class Vendor(VendorBase):
         if int(err) != 0:
             raise RuntimeError(f"cudaPointerGetAttributes failed: {err!r}")
         return int(attrs.device)
+
+
+# ---- interpreter exit ------------------------------------------------------------------------
+# What broke (two H200s, numba-cuda 0.30.4 + cuda.core 1.x): the process died with SIGSEGV *after*
+# every test had passed, in cuLibraryUnload called from numba's module finalizer.
+#
+# numba links a kernel once per compute capability (CUDACodeLibrary._cubin_cache[cc]) into one
+# cuda.core ObjectCode, i.e. one context-independent CUlibrary. get_cufunc() then loads that same
+# ObjectCode once per *device* (ctx.create_module_image -> CudaPythonModule), and every such module
+# gets a weakref.finalize (_module_finalizer) that queues cuLibraryUnload(handle) on its context's
+# deallocation queue. Two devices of the same compute capability therefore hold two modules with
+# the same CUlibrary and two finalizers that unload it. They run at exit (weakref._exitfunc calls
+# every live finalizer); each queue is flushed once it holds more than
+# NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT (10) items, so the second cuLibraryUnload of the same,
+# already freed library is a use after free in the driver: SIGSEGV (or SIGABRT, with
+# numba.cuda.close(), which resets each context in turn and unloads the same library twice).
+# With one device each library has one module and is unloaded once (cuda.core's own unload of
+# ObjectCode libraries is disabled), so one GPU exits cleanly.
+#
+# The fix, without touching numba: an exit hook that runs before weakref._exitfunc, waits for
+# each device numba has a context on (in that context), and then defers every deallocation
+# numba would make at exit (Context.defer_cleanup, the public switch behind cuda.defer_cleanup).
+# Nothing is then freed or unloaded one by one at exit: the driver reclaims the whole process when
+# it ends, as it already did for the up to 10 items numba leaves queued on one device. Primary
+# contexts are neither released nor reset (rocsample never does either; numba.cuda.close() would).
+
+_exit_lock = threading.Lock()
+_exit_registered = False
+_exit_deferred = contextlib.ExitStack()  # entered at exit, never left: the queues stay disabled
+
+
+def register_exit_hook(cuda) -> None:
+    """Run :func:`quiesce_at_exit` at interpreter exit, before numba's weakref finalizers.
+
+    atexit runs its functions last-registered first, and weakref.finalize registers its exit
+    function with atexit when the first finalizer of the process is made. Making one here first
+    (as numba.cuda.utils does for its own shutdown flag) puts that registration before ours
+    whatever was imported in which order, so ours runs first. Registered once per process.
+    """
+    global _exit_registered
+    with _exit_lock:
+        if _exit_registered:
+            return
+        weakref.finalize(lambda: None, lambda: None)
+        atexit.register(quiesce_at_exit, cuda)
+        _exit_registered = True
+
+
+def quiesce_at_exit(cuda) -> list[int]:
+    """For each device numba holds a context on: synchronize it, then disable numba's
+    deallocation queues of that context for the rest of the process. Returns those devices.
+
+    Devices numba never touched are skipped (entering them would create a context at exit).
+    Errors are swallowed: at exit there is nobody left to report to, and a failure here must not
+    stop the other devices or the interpreter's own shutdown.
+    """
+    done = []
+    try:
+        gpus = list(cuda.gpus)
+    except Exception:
+        return done
+    for dev in gpus:
+        try:
+            if getattr(dev, "primary_context", None) is None:
+                continue  # numba never made a context here: nothing of it to free
+            with dev:  # push this device's primary context; popped on leaving
+                with contextlib.suppress(Exception):
+                    cuda.synchronize()  # nothing in flight while the process is taken down
+                _exit_deferred.enter_context(cuda.defer_cleanup())
+            done.append(int(dev.id))
+        except Exception:
+            continue
+    return done
 
 
 def load() -> GpuBackend:
@@ -78,4 +155,5 @@ def load() -> GpuBackend:
             "cuda: no usable NVIDIA GPU (libcuda.so not found or no device); install the NVIDIA "
             "driver, or choose ROCSAMPLE_BACKEND=cpu"
         )
+    register_exit_hook(cuda)
     return GpuBackend("cuda", Vendor(cuda, driver))
