@@ -3,7 +3,10 @@
 Each benchmark times the operation *to a finished result* (launch + synchronize), with peers
 (PyTorch where installed, the NumPy reference) on the same inputs in the same run, and records in
 ``extra_info``: bytes moved, effective GB/s, the memory floor (bytes / measured device copy
-bandwidth) and the ratio to it, plus the median device time from events.
+bandwidth) and the ratio to it, plus two GPU figures for rocsample and each peer alike
+(``bench/common.py``): ``gpu_us`` from device events around replays of 20 calls captured into one
+graph (``gpu_method`` says when a peer could not be captured) and ``eager_us`` from events around
+back-to-back eager calls, host launch path included.
 """
 
 from __future__ import annotations

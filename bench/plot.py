@@ -4,9 +4,14 @@
 
 - sampling: effective GB/s (one read of the logits / GPU time) against shape, one panel per mode,
   rocsample and its peers on the same axes, with the measured copy bandwidth as the floor line.
+  Solid: the GPU time from graph replay (``gpu_us``; hollow markers where a peer could not be
+  captured and its eager figure stands in); dotted: the eager time (``eager_us``, host launch
+  path included), where the results have it.
 - set_rows: effective GB/s per case and row type, rocsample (checked / unchecked) and PyTorch
-  index_copy_, with the floor line.
+  index_copy_, with the floor line; bars from ``gpu_us``, black ticks from ``eager_us``.
 - host overhead: host microseconds per call, rocsample paths and PyTorch peers.
+
+Results written before ``gpu_us`` existed are read through ``device_time_us`` (no eager lines).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .report import _set_rows_impl, eager_us, gpu_us, not_captured  # noqa: E402
+
 _COLORS = {"rocsample": "tab:red", "torch": "tab:blue", "flashinfer": "tab:green"}
 
 
@@ -28,8 +35,18 @@ def _load(paths):
     out = []
     for p in paths:
         d = json.loads(Path(p).read_text())
-        out.extend(d["benchmarks"])
+        out.extend(d.get("benchmarks", []))
+    for b in out:  # a benchmark that failed or recorded nothing: an empty extra_info, not None
+        b["extra_info"] = b.get("extra_info") or {}
+        b.setdefault("fullname", b.get("name", ""))
+        b.setdefault("name", b["fullname"])
     return out
+
+
+def _gbps(e, us):
+    """Effective GB/s of a benchmark at ``us`` microseconds per call (None if unknown)."""
+    n = e.get("bytes_moved")
+    return n / us / 1e3 if n and us else None
 
 
 def _copy_bw(benches):
@@ -38,7 +55,8 @@ def _copy_bw(benches):
 
 
 def plot_sampling(benches, out: Path, device: str) -> Path | None:
-    rows = [b for b in benches if b["extra_info"].get("impl") in _COLORS and "mode" in b["extra_info"]]
+    rows = [b for b in benches if b["extra_info"].get("impl") in _COLORS
+            and all(k in b["extra_info"] for k in ("mode", "rows", "vocab"))]
     if not rows:
         return None
     bw = _copy_bw(rows)
@@ -52,12 +70,25 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
             e = b["extra_info"]
             if e["mode"] != mode:
                 continue
-            series[e["impl"]].append((e["rows"] * e["vocab"], f"{e['rows']}x{e['vocab']}", e["effective_GBps"]))
-        labels = sorted({(x, lab) for s in series.values() for x, lab, _ in s})
+            g = _gbps(e, gpu_us(e))
+            if g is None:
+                g = e.get("effective_GBps")
+            if g is None:
+                continue
+            series[e["impl"]].append((e["rows"] * e["vocab"], f"{e['rows']}x{e['vocab']}", g,
+                                      _gbps(e, eager_us(e)), not_captured(e)))
+        labels = sorted({(p[0], p[1]) for s in series.values() for p in s})
         pos = {lab: i for i, (_, lab) in enumerate(labels)}
         for impl, pts in series.items():
             pts.sort()
-            ax.plot([pos[lab] for _, lab, _ in pts], [g for _, _, g in pts], "o-", color=_COLORS[impl], label=impl)
+            xs = [pos[p[1]] for p in pts]
+            ax.plot(xs, [p[2] for p in pts], "-", color=_COLORS[impl], label=f"{impl} GPU (graph)")
+            ax.scatter(xs, [p[2] for p in pts], edgecolors=_COLORS[impl], zorder=3,
+                       facecolors=["none" if p[4] else _COLORS[impl] for p in pts])
+            eag = [(x, p[3]) for x, p in zip(xs, pts) if p[3] is not None]
+            if eag:
+                ax.plot([x for x, _ in eag], [v for _, v in eag], ":", color=_COLORS[impl], alpha=0.7,
+                        label=f"{impl} eager")
         if bw:
             ax.axhline(bw, color="k", ls="--", lw=1, label=f"floor (copy {bw:.0f} GB/s)")
         ax.set_xticks(range(len(labels)), [lab for _, lab in labels], rotation=70, fontsize=7)
@@ -65,10 +96,11 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
         ax.set_title(mode)
         ax.grid(alpha=0.3)
     for ax in (axes[0], axes[3]):
-        ax.set_ylabel("effective GB/s (one read / GPU time)")
+        ax.set_ylabel("effective GB/s (one read / time per call)")
     handles, labels = axes[4].get_legend_handles_labels()
     axes[-1].legend(handles, labels, loc="center", fontsize=11)
-    fig.suptitle(f"sampling on {device}: higher is better; the dashed line is the memory floor")
+    fig.suptitle(f"sampling on {device}: higher is better; solid: GPU time (graph replay), dotted: eager "
+                 "(host launch included), hollow: not captured; dashed line: the memory floor")
     fig.tight_layout()
     path = out / f"{device}-sampling.png"
     fig.savefig(path, dpi=110)
@@ -77,29 +109,40 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
 
 
 def plot_set_rows(benches, out: Path, device: str) -> Path | None:
-    rows = [b for b in benches if "test_set_rows.py" in b["fullname"] and "reference" not in b["name"]]
-    if not rows:
+    keyed = [(k, b) for b in benches if (k := _set_rows_impl(b)) is not None]
+    if not keyed:
         return None
-    bw = _copy_bw(rows)
+    bw = _copy_bw([b for _, b in keyed])
     series = defaultdict(dict)
-    for b in rows:
-        name = b["name"]
-        params = name[name.index("[") + 1:-1].split("-")
-        case, t = params[0], params[1]
-        impl = "torch index_copy_" if "torch" in name else f"rocsample {params[2]}"
-        series[impl][f"{case}\n{t}"] = b["extra_info"].get("effective_GBps", 0)
-    cats = sorted({c for s in series.values() for c in s}, key=lambda c: (["decode", "prefill", "large"].index(c.split()[0]), c))
+    eager = defaultdict(dict)
+    for (case, t, kind), b in keyed:
+        e = b["extra_info"]
+        impl = "torch index_copy_" if kind == "torch" else f"rocsample {kind}"
+        g = _gbps(e, gpu_us(e))
+        series[impl][f"{case}\n{t}"] = g if g is not None else e.get("effective_GBps", 0)
+        ge = _gbps(e, eager_us(e))
+        if ge is not None and kind != "checked":  # checked: its bar is already the eager figure
+            eager[impl][f"{case}\n{t}"] = ge
+    order = ["decode", "prefill", "large"]
+    cats = sorted({c for s in series.values() for c in s},
+                  key=lambda c: (order.index(c.split()[0]) if c.split()[0] in order else len(order), c))
     fig, ax = plt.subplots(figsize=(12, 4.5))
     w = 0.8 / max(1, len(series))
+    ticks = False
     for k, (impl, vals) in enumerate(sorted(series.items())):
         ax.bar([i + k * w for i in range(len(cats))], [vals.get(c, 0) for c in cats], w, label=impl)
+        pts = [(i + k * w, eager[impl][c]) for i, c in enumerate(cats) if c in eager[impl]]
+        if pts:
+            ax.scatter([x for x, _ in pts], [v for _, v in pts], marker="_", s=120, color="k", zorder=3,
+                       label=None if ticks else "eager (host launch included)")
+            ticks = True
     if bw:
         ax.axhline(bw, color="k", ls="--", lw=1, label=f"floor (copy {bw:.0f} GB/s)")
     ax.set_xticks([i + 0.4 - w / 2 for i in range(len(cats))], cats, fontsize=8)
     ax.set_yscale("log")
-    ax.set_ylabel("effective GB/s (bytes moved / GPU time)")
+    ax.set_ylabel("effective GB/s (bytes moved / GPU time per call)")
     ax.legend(fontsize=8)
-    ax.set_title(f"set_rows on {device}: higher is better; decode/prefill are launch-bound")
+    ax.set_title(f"set_rows on {device}: higher is better; bars: GPU time (graph replay; checked: eager)")
     fig.tight_layout()
     path = out / f"{device}-set_rows.png"
     fig.savefig(path, dpi=110)
@@ -108,7 +151,8 @@ def plot_set_rows(benches, out: Path, device: str) -> Path | None:
 
 
 def plot_overhead(benches, out: Path, device: str) -> Path | None:
-    rows = [b for b in benches if "test_host_overhead.py" in b["fullname"]]
+    rows = [b for b in benches if "test_host_overhead.py" in b["fullname"]
+            and isinstance((b.get("stats") or {}).get("median"), (int, float))]
     if not rows:
         return None
     rows.sort(key=lambda b: b["stats"]["median"])

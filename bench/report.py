@@ -1,6 +1,15 @@
 """Markdown tables from pytest-benchmark JSON (the figures BENCHMARKS.md quotes).
 
 ``python -m bench.report bench/results/nvidia-h200-*.json``
+
+Each GPU figure comes in two forms (``bench/common.py``): **GPU us**, from replays of 20 calls
+captured into one graph (kernel time, no host launch path), and **eager us**, from device events
+around back-to-back eager calls (host launch path included). Ratios against a peer are GPU to
+GPU. A GPU figure marked † was not captured (``gpu_method`` ``events``: the capture failed or the
+call cannot be captured), so it is the eager figure and a ratio built on it is not GPU to GPU;
+the lines under the table say why. Results written before this split (no ``gpu_us``) are read
+through ``device_time_us`` and show ``-`` for the eager figure. Missing benchmarks and fields
+print as ``-``.
 """
 
 from __future__ import annotations
@@ -10,74 +19,176 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+_NOT_CAPTURED = "†"
+
 
 def _load(paths):
     out = []
     for p in paths:
-        out.extend(json.loads(Path(p).read_text())["benchmarks"])
+        out.extend(json.loads(Path(p).read_text()).get("benchmarks", []))
     return out
+
+
+def _num(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def gpu_us(e):
+    """GPU time per call (graph replay where captured); older results: ``device_time_us``."""
+    if not e:
+        return None
+    v = _num(e.get("gpu_us"))
+    return v if v is not None else _num(e.get("device_time_us"))
+
+
+def eager_us(e):
+    """Eager time per call (events around back-to-back calls); older rocsample results kept it
+    as ``eager_device_time_us``."""
+    if not e:
+        return None
+    v = _num(e.get("eager_us"))
+    return v if v is not None else _num(e.get("eager_device_time_us"))
+
+
+def not_captured(e) -> bool:
+    """True where the GPU figure is an eager one although a graph was the intent."""
+    return bool(e) and e.get("gpu_method") in ("events", "host")
+
+
+def fmt(v, p: int = 1) -> str:
+    return "-" if v is None else f"{v:.{p}f}"
+
+
+def _gpu_cell(e, p: int = 1) -> str:
+    s = fmt(gpu_us(e), p)
+    return s + _NOT_CAPTURED if s != "-" and not_captured(e) else s
+
+
+def _ratio(peer, ours) -> str:
+    """peer GPU time / rocsample GPU time (> 1: rocsample faster); † if either was not captured."""
+    a, b = gpu_us(peer), gpu_us(ours)
+    if a is None or not b:
+        return "-"
+    s = f"{a / b:.2f}"
+    return s + _NOT_CAPTURED if not_captured(peer) or not_captured(ours) else s
+
+
+def _floor_ratio(e, p: int) -> str:
+    g, f = gpu_us(e), _num((e or {}).get("floor_us"))
+    if g is None or not f:
+        return fmt(_num((e or {}).get("ratio_to_floor")), p)
+    return f"{g / f:.{p}f}"
+
+
+def _why_lines(entries) -> list[str]:
+    """The legend of the † marks: one line, then one per (implementation, reason) of a failed
+    capture. Empty when every GPU figure shown came from a graph."""
+    marked = [(label, e) for label, e in entries if not_captured(e)]
+    if not marked:
+        return []
+    seen: dict = {}
+    for label, e in marked:
+        if e.get("graph_error"):
+            key = (label, e["graph_error"])
+            seen[key] = seen.get(key, 0) + 1
+    return ["", f"{_NOT_CAPTURED} not from a graph: device events around eager calls (the call cannot be "
+            "captured, or its capture failed as below); ratios on it are not GPU to GPU."] + [
+        f"{_NOT_CAPTURED} {label} not captured ({n} benchmark{'s' * (n > 1)}): {why}"
+        for (label, why), n in seen.items()]
 
 
 def sampling_table(benches) -> str:
     by = defaultdict(dict)
     for b in benches:
-        e = b["extra_info"]
-        if e.get("impl") in ("rocsample", "torch", "flashinfer") and "mode" in e:
-            by[(e["mode"], e["rows"], e["vocab"])][e["impl"]] = e
-    lines = ["| mode | rows x vocab | floor us | rocsample GPU us | x floor | torch GPU us | FlashInfer GPU us | vs torch | vs FlashInfer |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        e = b.get("extra_info") or {}
+        if e.get("impl") in ("rocsample", "torch", "flashinfer") and "mode" in e and "rows" in e:
+            by[(e["mode"], e["rows"], e.get("vocab"))][e["impl"]] = e
+    lines = ["| mode | rows x vocab | floor us | rocsample GPU us | x floor | rocsample eager us "
+             "| torch GPU us | torch eager us | FlashInfer GPU us | FlashInfer eager us "
+             "| vs torch | vs FlashInfer |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     order = ["greedy", "temperature", "top_k50", "top_p095", "chain"]
-    for key in sorted(by, key=lambda k: (order.index(k[0]), k[1], k[2])):
+
+    def key_order(k):
+        return (order.index(k[0]) if k[0] in order else len(order), str(k[0]), k[1], k[2] or 0)
+
+    for key in sorted(by, key=key_order):
         d = by[key]
         r, t, f = d.get("rocsample"), d.get("torch"), d.get("flashinfer")
-        if r is None:
-            continue
-        rt = r["device_time_us"]
-        tt = t["device_time_us"] if t else None
-        ft = f["device_time_us"] if f else None
-
-        def fmt(v, p=1):
-            return "-" if v is None else f"{v:.{p}f}"
-
+        floor = next((_num(e.get("floor_us")) for e in (r, t, f) if e and _num(e.get("floor_us")) is not None), None)
         lines.append(
-            f"| {key[0]} | {key[1]} x {key[2]} | {r['floor_us']:.1f} | {rt:.1f} | {r['ratio_to_floor']:.1f} | "
-            f"{fmt(tt)} | {fmt(ft)} | {fmt(tt / rt if tt else None, 2)} | {fmt(ft / rt if ft else None, 2)} |")
-    return "\n".join(lines)
+            f"| {key[0]} | {key[1]} x {key[2]} | {fmt(floor)} | {_gpu_cell(r)} | {_floor_ratio(r, 1)} | "
+            f"{fmt(eager_us(r))} | {_gpu_cell(t)} | {fmt(eager_us(t))} | {_gpu_cell(f)} | "
+            f"{fmt(eager_us(f))} | {_ratio(t, r)} | {_ratio(f, r)} |")
+    why = _why_lines([(impl, e) for d in by.values() for impl, e in d.items()])
+    return "\n".join(lines + why)
 
 
-def _us(e) -> str:
-    return "-" if e is None else f"{e['device_time_us']:.1f}"
+def _set_rows_impl(b) -> tuple[str, str, str] | None:
+    """(case, dst type, 'checked' | 'unchecked' | 'torch') of a set_rows benchmark, else None."""
+    if "test_set_rows.py" not in b.get("fullname", ""):
+        return None
+    e = b.get("extra_info") or {}
+    name = b.get("name", "")
+    peer = str(e.get("peer", ""))
+    if "reference" in name or peer == "numpy-reference":
+        return None
+    params = name[name.index("[") + 1:-1].split("-") if "[" in name else []
+    case = e.get("case", params[0] if params else None)
+    t = e.get("dst_type", params[1] if len(params) > 1 else None)
+    if peer.startswith("torch") or "torch" in name:
+        impl = "torch"
+    elif "checked" in e:
+        impl = "checked" if e["checked"] else "unchecked"
+    elif len(params) > 2:
+        impl = params[2]
+    else:
+        return None
+    return (case, t, impl) if case and t else None
 
 
 def set_rows_table(benches) -> str:
     rows = {}
     for b in benches:
-        if "test_set_rows.py" not in b["fullname"] or "reference" in b["name"]:
-            continue
-        name = b["name"]
-        p = name[name.index("[") + 1:-1].split("-")
-        impl = "torch" if "torch" in name else p[2]
-        rows.setdefault((p[0], p[1]), {})[impl] = b["extra_info"]
-    lines = ["| case | dst | floor us | unchecked GPU us | x floor | checked GPU us | torch index_copy_ GPU us |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for (case, t), d in sorted(rows.items(), key=lambda kv: (["decode", "prefill", "large"].index(kv[0][0]), kv[0][1])):
+        k = _set_rows_impl(b)
+        if k is not None:
+            rows.setdefault(k[:2], {})[k[2]] = b.get("extra_info") or {}
+    lines = ["| case | dst | floor us | unchecked GPU us | x floor | unchecked eager us | checked eager us "
+             "| torch index_copy_ GPU us | torch index_copy_ eager us | vs torch |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cases = ["decode", "prefill", "large"]
+    for (case, t), d in sorted(rows.items(), key=lambda kv: (cases.index(kv[0][0]) if kv[0][0] in cases else 9,
+                                                             str(kv[0][0]), str(kv[0][1]))):
         u, c, tt = d.get("unchecked"), d.get("checked"), d.get("torch")
-        lines.append(f"| {case} | {t} | {u['floor_us']:.1f} | {u['device_time_us']:.1f} | {u['ratio_to_floor']:.2f} | "
-                     f"{c['device_time_us']:.1f} | {_us(tt)} |")
-    return "\n".join(lines)
+        floor = next((_num(e.get("floor_us")) for e in (u, c, tt) if e and _num(e.get("floor_us")) is not None), None)
+        # the checked call synchronizes each time: its eager figure is the one it has
+        checked = eager_us(c) if eager_us(c) is not None else gpu_us(c)
+        lines.append(f"| {case} | {t} | {fmt(floor)} | {_gpu_cell(u)} | {_floor_ratio(u, 2)} | {fmt(eager_us(u))} | "
+                     f"{fmt(checked)} | {_gpu_cell(tt)} | {fmt(eager_us(tt))} | {_ratio(tt, u)} |")
+    why = _why_lines([(("torch index_copy_" if k == "torch" else f"rocsample {k}"), e)
+                      for d in rows.values() for k, e in d.items() if k != "checked"])
+    return "\n".join(lines + why)
 
 
 def overhead_table(benches) -> str:
-    lines = ["| path | host us per call (median) |", "|---|---:|"]
-    rows = [b for b in benches if "test_host_overhead.py" in b["fullname"]]
-    for b in sorted(rows, key=lambda b: b["stats"]["median"]):
-        lines.append(f"| {b['extra_info'].get('impl', b['name'])} | {b['stats']['median'] * 1e6:.1f} |")
+    lines = ["| path | host us per call (median) | GPU us | eager us |", "|---|---:|---:|---:|"]
+    rows = [b for b in benches if "test_host_overhead.py" in b.get("fullname", "")]
+
+    def median(b):
+        return _num(b.get("stats", {}).get("median"))
+
+    for b in sorted(rows, key=lambda b: (median(b) is None, median(b) or 0)):
+        e = b.get("extra_info") or {}
+        m = median(b)
+        lines.append(f"| {e.get('impl', b.get('name', '?'))} | {fmt(m * 1e6 if m is not None else None)} | "
+                     f"{_gpu_cell(e)} | {fmt(eager_us(e))} |")
     for b in benches:
-        if "test_warm_start.py" in b["fullname"]:
-            e = b["extra_info"]
-            lines.append(f"| time to first token, new process, cold JIT cache | {e['cold_s']:.2f} s |")
-            lines.append(f"| time to first token, new process, warm JIT cache | {e['warm_s_median']:.2f} s |")
-    return "\n".join(lines)
+        if "test_warm_start.py" in b.get("fullname", ""):
+            e = b.get("extra_info") or {}
+            lines.append(f"| time to first token, new process, cold JIT cache | {fmt(_num(e.get('cold_s')), 2)} s | | |")
+            lines.append(f"| time to first token, new process, warm JIT cache | {fmt(_num(e.get('warm_s_median')), 2)} s | | |")
+    why = _why_lines([(e.get("impl", "?"), e) for e in ((b.get("extra_info") or {}) for b in rows)])
+    return "\n".join(lines + why)
 
 
 def main(argv=None) -> int:

@@ -5,6 +5,12 @@ between rounds), 1 x 1024 float32 logits, so the GPU work is negligible:
 one-off ``rocsample.sample`` / ``argmax``; ``Sampler.__call__`` (greedy: the two-phase path; and
 the full chain); graph replay of a captured step; set_rows unchecked repeated call; and the PyTorch
 peers (``torch.argmax``, softmax + multinomial, ``index_copy_``).
+
+Beside the host figure (``host_us_median``), each records the two GPU figures of
+``bench/common.py`` at this shape: ``gpu_us`` (20 calls captured into one graph, replays timed
+with device events; ``gpu_method`` ``events`` for the one-off calls, which allocate their
+outputs and cannot be captured) and ``eager_us`` (events around back-to-back calls). For the
+graph-replay benchmark ``eager_us`` is back-to-back replays and ``gpu_us`` the captured step.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import pytest
 
 import rocsample
 
-from .common import torch_cuda
+from .common import time_calls, time_torch, torch_cuda
 
 sr = importlib.import_module("rocsample.set_rows")
 ROWS, VOCAB = 1, 1024
@@ -29,7 +35,9 @@ def _gpu_only(backend):
         pytest.skip("needs a GPU backend")
 
 
-def _time(benchmark, backend, fn, stream=None, **info):
+def _time(benchmark, backend, fn, stream=None, *, capturable=False, gpu_fn=None, **info):
+    """Host time per call of ``fn``; then its eager GPU figure and, where ``capturable``, the
+    graph figure of ``gpu_fn`` (default ``fn``) captured on ``stream``."""
     def setup():
         backend.synchronize(stream)
 
@@ -37,7 +45,9 @@ def _time(benchmark, backend, fn, stream=None, **info):
     backend.synchronize(stream)
     benchmark.group = "host overhead"
     benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
-    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, **info)
+    timing = time_calls(backend, fn, stream, capturable=capturable, graph_fn=gpu_fn)
+    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, **timing.info(),
+                                **info)
 
 
 @pytest.fixture
@@ -54,6 +64,7 @@ def setup_dev(backend):
 
 def test_one_off_argmax(benchmark, backend, setup_dev):
     s, x, _, _ = setup_dev
+    # one-off calls allocate their outputs: not capturable
     _time(benchmark, backend, lambda: rocsample.argmax(x, check=False, stream=s), s, impl="rocsample.argmax")
 
 
@@ -71,14 +82,17 @@ def test_one_off_sample_chain(benchmark, backend, setup_dev):
 def test_sampler_call(benchmark, backend, setup_dev, label, params):
     s, x, seed, pos = setup_dev
     plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
-    _time(benchmark, backend, lambda: plan(x, seed=seed, position=pos, check=False, **params), s, impl=label)
+    _time(benchmark, backend, lambda: plan(x, seed=seed, position=pos, check=False, **params), s,
+          capturable=True, impl=label)
 
 
 def test_graph_replay_chain(benchmark, backend, setup_dev):
     s, x, seed, pos = setup_dev
     plan = rocsample.Sampler(ROWS, VOCAB, "float32", stream=s)
     g = plan.capture(x, seed=seed, position=pos, **CHAIN)
-    _time(benchmark, backend, lambda: g.replay(s), s, impl="graph replay (full chain step)")
+    _time(benchmark, backend, lambda: g.replay(s), s, capturable=True,
+          gpu_fn=lambda: plan(x, seed=seed, position=pos, check=False, **CHAIN),
+          impl="graph replay (full chain step)")
     g.release()
 
 
@@ -89,7 +103,7 @@ def test_set_rows_repeated(benchmark, backend, setup_dev):
     src = backend.as_array(np.ones((1, 128), np.float32), "src", st)
     idx = backend.as_array(np.array([7], np.int64), "idx", st)
     _time(benchmark, backend, lambda: sr.set_rows(dst, src, idx, stream=s, check_bounds=False), s,
-          impl="set_rows unchecked (repeated)")
+          capturable=True, impl="set_rows unchecked (repeated)")
 
 
 @pytest.mark.parametrize("peer", ["argmax", "softmax_multinomial", "index_copy_"])
@@ -98,6 +112,7 @@ def test_torch_peer(benchmark, backend, peer):
     torch = torch_cuda()
     if torch is None:
         pytest.skip("torch with CUDA not importable")
+    # static tensors, made before any capture (bench/common.py captures the peer's graph)
     x = torch.randn(ROWS, VOCAB, device="cuda")
     kv = torch.zeros(4096, 128, device="cuda", dtype=torch.float16)
     row = torch.ones(1, 128, device="cuda")
@@ -114,4 +129,5 @@ def test_torch_peer(benchmark, backend, peer):
     fn()
     benchmark.group = "host overhead"
     benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
-    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, impl=f"torch {peer}")
+    benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6, **time_torch(torch, fn).info(),
+                                impl=f"torch {peer}", peer=f"torch {peer}")

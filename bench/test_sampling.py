@@ -4,13 +4,22 @@ Modes: greedy, temperature-only, top_k=50, top_p=0.95 alone, and the full chain 
 top_p=0.9, min_p=0.05, T=0.8); n_rows in {1, 8, 64, 256}; n_vocab in {32000, 151936, 262144};
 float32 logits drawn from N(0, 3^2) (never zeros).
 
-What is timed
--------------
+What is timed (``bench/common.py``), the same way for rocsample and every peer
+-----------------------------------------------------------------------------
 - pytest-benchmark's own statistics: one call *to a finished result* (launch + synchronize).
-- ``extra_info["device_time_us"]``: median GPU time per call from device events around 10
-  back-to-back calls; for rocsample also ``graph_time_us``, the same from replays of the call
-  captured as a graph (kernel time without host launch gaps). ``ratio_to_floor`` divides the
-  best GPU time by the floor: one read of the logits at the measured device copy bandwidth.
+- ``extra_info["gpu_us"]``: GPU time per call, from device events around replays of one graph
+  holding 20 back-to-back calls (rocsample: ``rocsample.graphs.capture``; PyTorch and
+  FlashInfer: ``torch.cuda.CUDAGraph``; both captured on a non-default stream, static inputs).
+  ``gpu_method`` is ``graph``, or ``events`` where a peer could not be captured (then
+  ``gpu_us == eager_us`` and ``graph_error`` says why). ``device_time_us`` is the same number.
+- ``extra_info["eager_us"]``: device events around 10 back-to-back eager calls, host launch path
+  included (what a caller launching op by op pays).
+- ``ratio_to_floor`` divides ``gpu_us`` by the floor: one read of the logits at the measured
+  device copy bandwidth (``eager_ratio_to_floor`` the same for ``eager_us``).
+
+On ``cpu`` the rocsample benchmark runs at one tiny shape (a smoke test of the timing path, the
+NumPy reference under the emulated graph); on ``sim`` it is skipped (a simulated chain takes
+seconds per call); the peers need a CUDA device.
 
 Peers: PyTorch (argmax; softmax+multinomial; topk+softmax+multinomial; sort-based top-p and
 full chain), FlashInfer 0.2.14 sampling kernels where importable (sampling_from_logits,
@@ -21,12 +30,14 @@ Run: ``make bench`` or ``pytest bench/test_sampling.py --backend cuda --benchmar
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import rocsample
 
-from .common import device_time, record, torch_cuda, torch_device_time
+from .common import record, time_calls, time_torch, torch_cuda
 
 ROWS = [1, 8, 64, 256]
 VOCABS = [32000, 151936, 262144]
@@ -38,9 +49,13 @@ MODES = {
     "chain": dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8),
 }
 _ROUNDS = 20
+CPU_SHAPES = [(2, 256)]  # the cpu smoke run: NumPy reference, emulated graphs
 
 
 def _shapes(request):
+    backend = request.config.getoption("--backend") or os.environ.get("ROCSAMPLE_BACKEND", "")
+    if backend == "cpu":
+        return CPU_SHAPES
     if request.config.getoption("--bench-quick"):
         return [(8, 32000), (64, 151936)]
     return [(r, v) for r in ROWS for v in VOCABS]
@@ -62,13 +77,21 @@ def _gpu_only(backend):
         pytest.skip("needs a GPU backend (--backend cuda or hip)")
 
 
+def _rocsample_runs(backend, shape):
+    if backend.name == "cpu" and tuple(shape) in CPU_SHAPES:
+        return  # smoke run of the timing path on the NumPy reference
+    _gpu_only(backend)
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_rocsample(benchmark, backend, copy_bandwidth, mode, shape):
-    _gpu_only(backend)
+    _rocsample_runs(backend, shape)
     rows, vocab = shape
     host = _host_logits(rows, vocab)
-    s = backend.runtime.new_stream()
+    s = backend.runtime.new_stream()  # not the default stream: it is captured below
     st = backend.stream(s)
+    # device arrays for the inputs; the scalar filter parameters become cached device copies on
+    # the first call (Sampler._host_param), so the warmed call is capture-safe
     x = backend.as_array(host, "logits", st)
     seed = backend.as_array(np.arange(rows, dtype=np.int64), "seed", st)
     pos = backend.as_array(np.zeros(rows, np.int64), "position", st)
@@ -85,13 +108,10 @@ def test_rocsample(benchmark, backend, copy_bandwidth, mode, shape):
     finished()
     benchmark.group = f"sampling {mode} {rows}x{vocab}"
     benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
-    t_dev = device_time(backend, call, stream=s)
-    g = plan.capture(x, seed=seed, position=pos, advance_position=False, **params)
-    t_graph = device_time(backend, lambda: g.replay(s), stream=s)
-    g.release()
-    record(benchmark, bytes_moved=host.nbytes, device_s=min(t_dev, t_graph), copy_bw=copy_bandwidth,
-           impl="rocsample", mode=mode, rows=rows, vocab=vocab, graph_time_us=t_graph * 1e6,
-           eager_device_time_us=t_dev * 1e6, splits=plan.splits)
+    timing = time_calls(backend, call, s)  # strict: a Sampler call must be capturable
+    record(benchmark, bytes_moved=host.nbytes, timing=timing, copy_bw=copy_bandwidth,
+           impl="rocsample", mode=mode, rows=rows, vocab=vocab,
+           splits=getattr(plan, "splits", None))
 
 
 def _torch_fn(torch, mode, x, gen):
@@ -129,11 +149,15 @@ def test_torch_peer(benchmark, backend, copy_bandwidth, mode, shape):
         pytest.skip("torch with CUDA not importable")
     gen = torch.Generator(device="cuda").manual_seed(0)
     _time_torch_based(benchmark, torch, copy_bandwidth, "torch", mode, shape,
-                      lambda x: _torch_fn(torch, mode, x, gen))
+                      lambda x: _torch_fn(torch, mode, x, gen), generators=(gen,))
 
 
-def _time_torch_based(benchmark, torch, copy_bandwidth, impl, mode, shape, make_fn):
-    """Time a peer that runs on torch tensors: end to end, then device events."""
+def _time_torch_based(benchmark, torch, copy_bandwidth, impl, mode, shape, make_fn, generators=()):
+    """Time a peer that runs on torch tensors: end to end, then both GPU figures.
+
+    ``x`` is made once, before any capture, and every call reads it: the static input of the
+    peer's graph. ``generators`` are the non-default torch generators the peer draws from.
+    """
     rows, vocab = shape
     x = torch.from_numpy(_host_logits(rows, vocab)).cuda()
     fn = make_fn(x)
@@ -145,8 +169,8 @@ def _time_torch_based(benchmark, torch, copy_bandwidth, impl, mode, shape, make_
     finished()
     benchmark.group = f"sampling {mode} {rows}x{vocab}"
     benchmark.pedantic(finished, rounds=_ROUNDS, warmup_rounds=3, iterations=1)
-    t_dev = torch_device_time(torch, fn)
-    record(benchmark, bytes_moved=x.numel() * 4, device_s=t_dev, copy_bw=copy_bandwidth,
+    timing = time_torch(torch, fn, generators=generators)
+    record(benchmark, bytes_moved=x.numel() * 4, timing=timing, copy_bw=copy_bandwidth, peer=impl,
            impl=impl, mode=mode, rows=rows, vocab=vocab)
 
 
@@ -190,4 +214,6 @@ def test_reference_peer(benchmark, mode):
     x = _host_logits(1, 32000)
     benchmark.group = f"sampling {mode} reference 1x32000"
     benchmark.pedantic(lambda: R.sample(x, seed=0, position=0, **MODES[mode]), rounds=3, iterations=1)
-    benchmark.extra_info.update(impl="numpy-reference", mode=mode, rows=1, vocab=32000)
+    host_us = benchmark.stats.stats.median * 1e6 if getattr(benchmark, "stats", None) else None
+    benchmark.extra_info.update(impl="numpy-reference", peer="numpy-reference", mode=mode, rows=1,
+                                vocab=32000, gpu_us=host_us, eager_us=host_us, gpu_method="host")

@@ -1,12 +1,16 @@
 """set_rows benchmarks: decode (1 row into a 4096-row ring), prefill (512 rows), large (64K x 4096).
 
 Each case runs rocsample's set_rows for dst f32, f16 and q8_0 (src float32, ne0 = 4096 unless
-noted), timed to a finished result with device events, and records the bytes moved (src read +
-dst rows written + idx), effective GB/s and the ratio to the memory floor (bytes / measured
-device copy bandwidth) in ``extra_info``. Peers on the same inputs in the same run: PyTorch
-``index_copy_`` (after a ``.to(dtype)`` cast for f16; no q8_0 peer in torch), and the NumPy
-reference. ``checked`` is the default eager call (it synchronizes once to raise on a bad index);
-``unchecked`` is ``check_bounds=False`` (no host round trip, as inside a graph).
+noted) on a non-default stream, timed to a finished result by pytest-benchmark, and records the
+bytes moved (src read + dst rows written + idx), effective GB/s and the ratio to the memory floor
+(bytes / measured device copy bandwidth) in ``extra_info``, with both GPU figures of
+``bench/common.py``: ``gpu_us`` (20 calls captured into one graph, replays timed with device
+events) and ``eager_us`` (events around back-to-back eager calls, host launch path included).
+Peers on the same inputs in the same run: PyTorch ``index_copy_`` (after a ``.to(dtype)`` cast
+for f16; no q8_0 peer in torch; captured with ``torch.cuda.CUDAGraph`` on a side stream), and
+the NumPy reference (host clock). ``checked`` is the default eager call (it synchronizes once to
+raise on a bad index, so it cannot be captured: ``gpu_method`` is ``events`` and ``gpu_us`` is its
+eager figure); ``unchecked`` is ``check_bounds=False`` (no host round trip, as inside a graph).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import pytest
 from rocsample.reference import set_rows as ref
 from rocsample.reference.quant import BLOCK_BYTES
 
-from .common import device_time, record, torch_cuda
+from .common import record, time_calls, time_torch, torch_cuda
 
 sr = importlib.import_module("rocsample.set_rows")  # the module; rocsample.set_rows may be the function
 
@@ -64,26 +68,25 @@ def test_set_rows(benchmark, request, backend, copy_bandwidth, case, t, checked)
     rng = np.random.default_rng(0)
     dst, src, idx = _inputs(t, c["n_rows"], c["n_src"], rng)
     moved = src.nbytes + idx.nbytes + c["n_src"] * _row_bytes(t)
+    stream = backend.runtime.new_stream()  # not the default stream: the unchecked call is captured
     if backend.is_device:
-        st = backend.stream(None)
+        st = backend.stream(stream)
         d, s, i = (backend.as_array(a, n, st) for a, n in ((dst, "dst"), (src, "src"), (idx, "idx")))
+    else:  # cpu: the NumPy reference, captured by the emulated runtime
+        d, s, i = dst, src, idx
 
-        def fn():
-            sr.set_rows(d, s, i, dst_type=t, check_bounds=checked)
+    def fn():
+        sr.set_rows(d, s, i, dst_type=t, stream=stream, check_bounds=checked)
 
-        def finished():
-            fn()
-            backend.synchronize()
-    else:
+    def finished():
+        fn()
+        backend.synchronize(stream)
 
-        def fn():
-            sr.set_rows(dst, src, idx, dst_type=t)
-
-        finished = fn
     benchmark(finished)
-    dev_s = device_time(backend, fn)
-    record(benchmark, bytes_moved=moved, device_s=dev_s, copy_bw=copy_bandwidth, case=case,
-           dst_type=t, checked=checked, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
+    # checked: one host round trip per call by design, so only its eager figure exists
+    timing = time_calls(backend, fn, stream, capturable=not checked)
+    record(benchmark, bytes_moved=moved, timing=timing, copy_bw=copy_bandwidth, impl="rocsample",
+           case=case, dst_type=t, checked=checked, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
 
 
 @pytest.mark.parametrize("t", DTYPES)
@@ -102,7 +105,8 @@ def test_reference_peer(benchmark, request, backend, copy_bandwidth, case, t):
     benchmark(fn)
     s = benchmark.stats.stats.median if getattr(benchmark, "stats", None) else 1.0
     record(benchmark, bytes_moved=moved, device_s=s, copy_bw=copy_bandwidth, peer="numpy-reference",
-           case=case, dst_type=t, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
+           impl="numpy-reference", case=case, dst_type=t, n_src=c["n_src"], n_rows=c["n_rows"],
+           ne0=NE0)
 
 
 @pytest.mark.parametrize("t", ["f32", "f16"])
@@ -111,10 +115,9 @@ def test_torch_index_copy_peer(benchmark, request, backend, copy_bandwidth, case
     torch = torch_cuda()
     if torch is None or backend.name not in ("cuda", "hip"):
         pytest.skip("PyTorch with a GPU is not available here")
-    from .common import torch_device_time
-
     c = _sizes(request, backend, case)
     dt = torch.float32 if t == "f32" else torch.float16
+    # static tensors, made before any capture; every call (eager or captured) reads them
     dst = torch.zeros((c["n_rows"], NE0), dtype=dt, device="cuda")
     src = torch.randn((c["n_src"], NE0), dtype=torch.float32, device="cuda")
     idx = torch.randperm(c["n_rows"], device="cuda")[: c["n_src"]]
@@ -128,5 +131,6 @@ def test_torch_index_copy_peer(benchmark, request, backend, copy_bandwidth, case
         torch.cuda.synchronize()
 
     benchmark(finished)
-    record(benchmark, bytes_moved=moved, device_s=torch_device_time(torch, fn), copy_bw=copy_bandwidth,
-           peer="torch.index_copy_", case=case, dst_type=t, n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
+    record(benchmark, bytes_moved=moved, timing=time_torch(torch, fn), copy_bw=copy_bandwidth,
+           peer="torch.index_copy_", impl="torch.index_copy_", case=case, dst_type=t,
+           n_src=c["n_src"], n_rows=c["n_rows"], ne0=NE0)
