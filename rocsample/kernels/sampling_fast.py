@@ -289,15 +289,18 @@ def make(cuda, load, h):
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def bitonic_desc(arr, size, tid, bs):
-        # Sorts arr[0:size] (int64, size a power of two) descending.
+        # Sorts arr[0:size] (int64, size a power of two) descending. Index math by shifts: a
+        # 64-bit division per compare-swap made this the slowest step of the whole path.
         half = size // 2
-        width = 2
+        width = np.int64(2)
+        lw = np.int64(1)
         while width <= size:
             stride = width // 2
+            ls = lw - 1
             while stride > 0:
-                q = tid
+                q = np.int64(tid)
                 while q < half:
-                    a_ = 2 * stride * (q // stride) + (q % stride)
+                    a_ = ((q >> ls) << (ls + 1)) | (q & (stride - 1))
                     b_ = a_ + stride
                     desc = (a_ & width) == 0
                     va = arr[a_]
@@ -308,7 +311,9 @@ def make(cuda, load, h):
                     q += bs
                 cuda.syncthreads()
                 stride //= 2
+                ls -= 1
             width *= 2
+            lw += 1
 
     @cuda.jit(cache=JIT_CACHE)
     def _sample_finalize_fast_kernel(x, n, nsplit, chunk, p1_bs, tpt, cap, temp, topk, topp,
@@ -407,112 +412,87 @@ def make(cuda, load, h):
         is_vllm = vllm != 0
         inv_t = _F32_1 / t
         kk = np.int64(k)
+        bsw = np.int64(bs)
         # (a) tau: the k-th largest tile maximum (key), or -1 when fewer than k tiles have one.
+        # The tiles are sorted by (maximum's key desc, tile asc) with a bitonic sort (no atomics:
+        # tile maxima crowd into a few radix bins); the tiles to read are then a prefix.
         G = np.int64(nsplit) * np.int64(tpt)
+        PG = np.int64(1)
+        while PG < G:
+            PG *= 2
         if tid == 0:
-            sm_r[2] = _I64_0   # non-empty tiles
             sm_r[3] = _I64_0   # candidates
-            sm_r[4] = _I64_0   # (radix prefix)
-        cuda.syncthreads()
+            sm_r[5] = _I64_0   # tiles to read
         j = np.int64(tid)
-        nvalid = _I64_0
-        while j < G:
-            v = tm[row, j]
-            key = _I64_M1
-            if is_finite(v):
-                key = filter_key(v, inv_t, is_vllm)
-                nvalid += _I64_1
-            sk[j] = key
-            j += bs
-        if nvalid > _I64_0:
-            cuda.atomic.add(sm_r, 2, nvalid)
+        while j < PG:
+            comp = _I64_M1
+            if j < G:
+                v = tm[row, j]
+                if is_finite(v):
+                    comp = (filter_key(v, inv_t, is_vllm) << _S31) | (_LOW31 - j)
+            sk[j] = comp
+            j += bsw
         cuda.syncthreads()
+        bitonic_desc(sk, PG, tid, bs)
         tau = _I64_M1
-        if sm_r[2] >= kk:
-            # Radix select over sk[0:G], 8 bits at a time from the top.
-            need = kk
-            prefix = _I64_0
-            for rnd in range(4):
-                sh = np.int64(24 - 8 * rnd)
-                b_ = tid
-                while b_ < _RBINS:
-                    hist[b_] = _I64_0
-                    b_ += bs
-                cuda.syncthreads()
-                j = np.int64(tid)
-                while j < G:
-                    key = sk[j]
-                    if key >= _I64_0 and (rnd == 0 or (key >> (sh + 8)) == prefix):
-                        cuda.atomic.add(hist, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
-                    j += bs
-                cuda.syncthreads()
-                digit_pick(hist, sm_i, sm_r, tid, bs, need)
-                prefix = (prefix << np.int64(8)) | sm_r[0]
-                need -= sm_r[1]
-                cuda.syncthreads()
-            tau = prefix
-        # (b) gather the finite tokens with key >= tau from the tiles whose maximum is >= tau.
-        # Tile q: split q // tpt, threads r + m * tpt (r = q % tpt), each thread's tokens
-        # split * chunk + thread + u * p1_bs.
-        ups = (chunk + p1_bs - 1) // p1_bs
-        per_tile = (p1_bs // tpt) * ups
-        # List the qualifying tiles at the front of sk (a second array would cost shared
-        # memory): mark them in place, then compact the marks in tile order.
-        if tid == 0:
-            sm_r[5] = _I64_0
-        cuda.syncthreads()
+        if kk <= G and sk[kk - 1] >= _I64_0:
+            tau = sk[kk - 1] >> _S31
+        # Tiles whose maximum is >= tau: a prefix of sk; thread j finds its end.
         j = np.int64(tid)
         while j < G:
-            key = sk[j]
-            if key >= tau and key >= _I64_0:
-                cuda.atomic.add(sm_r, 5, _I64_1)
-                sk[j] = -2 - j  # marked (every key is >= -1): decodable back to j
-            j += bs
+            kj = _I64_M1
+            if sk[j] >= _I64_0:
+                kj = sk[j] >> _S31
+            kn = _I64_M1
+            if j + 1 < G and sk[j + 1] >= _I64_0:
+                kn = sk[j + 1] >> _S31
+            if kj >= tau and kj >= _I64_0 and (kn < tau or kn < _I64_0):
+                sm_r[5] = j + _I64_1
+            j += bsw
         cuda.syncthreads()
         nq = sm_r[5]
-        # Compact the marked tile ids to the front of sk (ranks via an ordered block scan).
-        base = _I64_0
-        j0 = _I64_0
-        while j0 < G:
-            j = j0 + np.int64(tid)
-            mk = _I64_0
-            tile_id = _I64_0
-            if j < G and sk[j] <= np.int64(-2):
-                mk = _I64_1
-                tile_id = -2 - sk[j]
-            sm_i[tid] = mk
-            cuda.syncthreads()
-            block_incl_scan(sm_i, tid, bs)
-            rank = base + sm_i[tid] - mk
-            tot = sm_i[bs - 1]
-            cuda.syncthreads()
-            if mk == _I64_1:
-                sk[rank] = tile_id   # rank <= j: never overwrites an unread mark of a later j
-            base += tot
-            j0 += np.int64(bs)
-            cuda.syncthreads()
-        total = nq * per_tile
-        w = np.int64(tid)
-        bsw = np.int64(bs)
-        while w < total:
-            q = sk[w // per_tile]
-            e = w % per_tile
-            sp = q // tpt
-            r_ = q % tpt
-            mth = e // ups
-            u = e % ups
-            thr_ = r_ + mth * tpt
-            lo = sp * chunk
-            i = lo + thr_ + u * p1_bs
-            if i < min(lo + chunk, n):
-                v = load(x, row, i)
-                if is_finite(v):
-                    key = filter_key(v, inv_t, is_vllm)
-                    if key >= tau:
-                        slot = cuda.atomic.add(sm_r, 3, _I64_1)
-                        if slot < cap:
-                            cand[slot] = (key << _S31) | (_LOW31 - i)
-            w += bsw
+        # (b) gather the finite tokens with key >= tau from those tiles. Tile q = split * tpt + r
+        # holds the tokens split * chunk + r + c * tpt (thread t of a split streams
+        # t + u * p1_bs, and p1_bs is a multiple of tpt).
+        ept = (chunk + tpt - 1) // tpt
+        # Tokens per tile rounded up to a power of two so the index math is shifts (the padding
+        # positions load nothing); tpt is a power of two.
+        eb = np.int64(0)
+        while (np.int64(1) << eb) < ept:
+            eb += 1
+        tb = np.int64(0)
+        while (np.int64(1) << tb) < tpt:
+            tb += 1
+        emask = (np.int64(1) << eb) - 1
+        tmask = np.int64(tpt) - 1
+        total = nq << eb
+        w0 = np.int64(tid)
+        vals = cuda.local.array(4, np.float32)
+        idxs = cuda.local.array(4, np.int64)
+        while w0 < total:
+            for u in range(4):
+                w = w0 + np.int64(u) * bsw
+                idxs[u] = _I64_M1
+                c = w & emask
+                if w < total and c < ept:
+                    q = _LOW31 - (sk[w >> eb] & _LOW31)
+                    sp = q >> tb
+                    lo = sp * chunk
+                    i = lo + (q & tmask) + (c << tb)
+                    if i < min(lo + chunk, n):
+                        idxs[u] = i
+                        vals[u] = load(x, row, i)
+            for u in range(4):
+                i = idxs[u]
+                if i >= _I64_0:
+                    v = vals[u]
+                    if is_finite(v):
+                        key = filter_key(v, inv_t, is_vllm)
+                        if key >= tau:
+                            slot = cuda.atomic.add(sm_r, 3, _I64_1)
+                            if slot < cap:
+                                cand[slot] = (key << _S31) | (_LOW31 - i)
+            w0 += bsw * np.int64(4)
         cuda.syncthreads()
         C = sm_r[3]
         if C > cap:
