@@ -1,8 +1,9 @@
 """``set_rows`` (SPEC §3): ggml's GGML_OP_SET_ROWS on every backend, plus a ring-buffer helper.
 
 The launcher validates shapes and dtypes on the host, then runs the kernels of
-``rocsample.kernels.set_rows`` on one stream (reset, check, write). Bad indices never reach
-memory: the write kernel does nothing for a call whose check found one. How that error reaches
+``rocsample.kernels.set_rows`` on one stream: one fused launch (validate and write in the same
+kernel) when idx holds at most ``_FUSE_MAX_IDX`` indices, else three (reset, check, write). Bad
+indices never reach memory: no row of a call with a bad index is written. How that error reaches
 the caller depends on the mode:
 
 - eager, ``check_bounds=True`` (default) and the stream is not capturing: the per-call error slot
@@ -18,6 +19,8 @@ import threading
 import numpy as np
 
 from . import _validate
+from .backends import Stream
+from .backends import get_backend as _get_backend
 from .kernels import set_rows as _kern
 from .kernels.quant import FLOAT_CODES, QTYPE_CODES
 from .reference import set_rows as _ref
@@ -26,6 +29,8 @@ from .reference.quant import BLOCK_BYTES
 __all__ = ["set_rows", "ring_write", "check_errors", "prewarm"]
 
 _FLOAT_BLOCK = 256  # threads per row in the float kernel (capped at the row, rounded to a warp)
+_VEC_BLOCK = 256  # threads per row in the paired (two values per word) float kernel
+_FUSE_MAX_IDX = 4096  # at most this many indices in idx: one launch (every block reads all of idx)
 _QUANT_BLOCK = 128  # threads (= 32-value blocks) per row chunk; <= kernels.set_rows._QROWS_SHARED
 _MAX_GRID = 1 << 20  # row-loop kernels stride over rows past this many thread blocks
 _SLOT_BYTES = 32
@@ -36,9 +41,7 @@ _sites: dict = {}  # (backend id, device, stream handle) -> {(idx shape, n_rows)
 
 
 def _backend():
-    from .backends import get_backend
-
-    return get_backend()
+    return _get_backend()
 
 
 def _key(be, st):
@@ -176,26 +179,30 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
 
     Note
     ----
-    Stream-ordered: three launches (reset, check, write) on ``stream``. Capturable once the stream
-    is warmed (:func:`prewarm`, or one eager call on it): under capture nothing synchronizes and a
-    bad index makes the replayed write a no-op and sets the stream's error record
-    (:func:`check_errors`). Duplicate destination rows: the highest source row wins.
+    Stream-ordered, on ``stream``: ONE launch when idx holds at most 4096 indices (each thread
+    block checks all of idx itself, then writes); more indices take three (reset, check, write),
+    and an eager checked call to a quantized dst from a device src takes four (plus a finite-src
+    check) whatever its size. Capturable once the stream is warmed (:func:`prewarm`, or one eager
+    call on it): under capture nothing synchronizes and a bad index makes the replayed write a
+    no-op and sets the stream's error record (:func:`check_errors`). Duplicate destination rows:
+    the highest source row wins. A repeated ``check_bounds=False`` call with the same array
+    objects and stream reuses launches bound on its second call (the arrays are assumed to keep
+    their shape, dtype and address).
     """
     be = _backend()
     if not be.is_device:
         return _set_rows_cpu(be, dst, src, idx, dst_type, stream)
-    st = be.stream(stream)
     fast_key = None
-    if not check_bounds and be.name != "sim":
+    if not check_bounds and (be.name != "sim" or _FAST_ON_SIM):
         # a repeated unchecked call on the same device arrays (a decode loop) reuses its launches,
         # bound once: no re-validation, no re-typing by numba's dispatcher
-        fast_key = _fast_key(dst, src, idx, dst_type, st)
-        if fast_key is not None:
-            hit = _fast.get(fast_key)
-            if hit is not None and all(_scratch(st, n, purpose) is buf for purpose, n, buf in hit[0]):
-                for launch in hit[1]:
-                    launch()
-                return dst
+        fast_key = _fast_key(be, dst, src, idx, dst_type, stream)
+        hit = _fast.get(fast_key) if fast_key is not None else None
+        if hit is not None and _fast_usable(be, hit, stream):
+            for launch in hit[1]:
+                launch()
+            return dst
+    st = be.stream(stream)
     t = _ref.resolve_dst_type(dst, dst_type)
     d4, s4, i3, _ = _ref.plan_shapes(dst, src, idx, t)
     if s4[0] * s4[1] * s4[2] * s4[3] == 0:
@@ -212,7 +219,7 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
         return dst
     d_dst = be.as_array(dst, "dst", st)
     launches, bufs = _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst.shape)
-    if fast_key is not None and launches:
+    if fast_key is not None and launches and all(be.is_device_array(a) for a in (dst, src, idx)):
         with _lock:
             # bound on the second call with the same arrays (binding costs about a millisecond)
             if not _seen.pop(fast_key, False):
@@ -223,20 +230,103 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
             if len(_fast) >= _FAST_ENTRIES:
                 _fast.clear()
             bound = [be.bind(k, g, b, st, *a) for k, g, b, a in launches]
-            _fast[fast_key] = (bufs, bound, (dst, src, idx))  # keeps the keyed objects alive
+            # (bufs, bound launches, the keyed objects (keeps their ids theirs), stream, object)
+            _fast[fast_key] = (bufs, bound, (dst, src, idx), st, stream)
     return dst
 
 
 _FAST_ENTRIES = 16
+_FAST_ON_SIM = False  # the simulator has no launch overhead to save; tests turn it on
 _fast: dict = {}
 _seen: dict = {}
 
 
-def _fast_key(dst, src, idx, dst_type, st):
-    for a in (dst, src, idx):
-        if isinstance(a, np.ndarray) or not hasattr(a, "__cuda_array_interface__"):
+def _fast_key(be, dst, src, idx, dst_type, stream):
+    """The repeated-call key: array identities, dst_type and the stream's raw handle (read off the
+    object, no driver call; the default stream also names the current device). None: no key."""
+    if stream is None or (type(stream) is int and stream == 0):
+        h = ("default", be.runtime.current_device())
+    elif isinstance(stream, int):
+        h = stream
+    elif isinstance(stream, Stream):
+        h = stream.handle
+    else:
+        h = getattr(stream, "cuda_stream", None)  # torch.cuda.Stream, emulated streams
+        if h is None:
+            h = getattr(stream, "handle", None)  # numba streams
+            if h is None:
+                return None
+            h = getattr(h, "value", h) or 0
+        h = int(h)
+    return (id(dst), id(src), id(idx), dst_type, h)
+
+
+def _fast_usable(be, hit, stream):
+    """Whether a table entry may serve this call: the same stream object, or one that resolves
+    to the same (device, handle) (a raw handle can be freed and come back on another device;
+    wrappers such as torch.cuda.current_stream() are new objects every call); and the scratch
+    its launches were bound to is still the stream's (asking also pins it while capturing)."""
+    bufs, _bound, _keep, st, obj = hit
+    if stream is not obj and not (stream is None or (type(stream) is int and stream == 0)):
+        now = be.stream(stream)
+        if (now.device, now.handle) != (st.device, st.handle):
+            return False
+    return all(_scratch(st, n, purpose) is buf for purpose, n, buf in bufs)
+
+
+def _layout(arr):
+    """(address, shape, byte strides, itemsize) of a numba or simulator device array."""
+    if hasattr(arr, "_ary"):  # simulator array: numpy underneath
+        a = arr._ary
+        return int(a.__array_interface__["data"][0]), a.shape, a.strides, a.itemsize
+    cai = arr.__cuda_array_interface__
+    shape = tuple(cai["shape"])
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    strides = cai.get("strides")
+    if strides is None:
+        strides, acc = [], itemsize
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= max(n, 1)
+        strides = tuple(reversed(strides))
+    return int(cai["data"][0]), shape, tuple(strides), itemsize
+
+
+def _word_view(cuda, arr4, wbytes):
+    """A 4-D array of bits as a flat 1-D array of two-value words, and the word strides of its
+    three row axes; None unless ne0 is even, the column axis is contiguous and every row starts
+    on a whole word (so a word never straddles two rows or a row edge)."""
+    ptr, shape, strides, itemsize = _layout(arr4)
+    k = wbytes // itemsize
+    if 0 in shape or shape[3] % k or strides[3] != itemsize or ptr % wbytes:
+        return None
+    ws = []
+    for n, sb in zip(shape[:3], strides[:3]):
+        if n == 1:
+            ws.append(0)  # always index 0: its stride never matters
+            continue
+        if sb < 0 or sb % wbytes:
             return None
-    return (id(dst), id(src), id(idx), dst_type, st.device, st.handle)
+        ws.append(sb // wbytes)
+    words = sum((n - 1) * w for n, w in zip(shape[:3], ws)) + shape[3] // k
+    wdt = np.dtype(np.uint64 if wbytes == 8 else np.uint32)
+    if hasattr(arr4, "_ary"):
+        a = arr4._ary
+        flat = np.lib.stride_tricks.as_strided(a, shape=(words * k,), strides=(itemsize,)).view(wdt)
+        return type(arr4)(flat), ws
+    cai = {"shape": (words,), "strides": None, "typestr": wdt.str, "data": (ptr, False), "version": 3}
+    return cuda.from_cuda_array_interface(cai, owner=arr4, sync=False), ws
+
+
+def _vec_plan(cuda, dst4, src4, t, src_f16):
+    """Word views of dst and src for the paired float kernels, or None (scalar fallback)."""
+    d = _word_view(cuda, dst4, 8 if t == "f32" else 4)
+    if d is None:
+        return None
+    s = _word_view(cuda, src4, 4 if src_f16 else 8)
+    if s is None:
+        return None
+    return d, s
 
 
 def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
@@ -246,7 +336,8 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
     d_idx = be.as_array(idx, "idx", st)
     src_f16 = _validate.dtype_of(d_src) == "float16"
     src4 = _expand(cuda, d_src.view(np.uint16 if src_f16 else np.uint32), 4)
-    if t in BLOCK_BYTES:
+    quant = t in BLOCK_BYTES
+    if quant:
         dst4 = _expand(cuda, d_dst.view(np.uint8), 4)
     else:
         dst4 = _expand(cuda, d_dst.view(np.uint32 if t == "f32" else np.uint16), 4)
@@ -261,43 +352,66 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
 
     # n_src == 1: a (b3, b2) slice cannot hold a duplicate, so no winner pass is needed
     use_winner = 1 if n_src > 1 else 0
-    n_win = d3 * d2 * n_rows if use_winner else 1
-    if n_win >= 2**31 or n_src >= 2**31:
-        _validate.fail("dst", "fewer than 2**31 rows in all", f"{n_win} rows")
-    wraw = _scratch(st, 4 * n_win, "set_rows.winner")
-    sraw = _scratch(st, _SLOT_BYTES, "set_rows.slot")
-    bufs = (("set_rows.winner", 4 * n_win, wraw), ("set_rows.slot", _SLOT_BYTES, sraw))
-    wbuf = wraw.view(np.int32)[:n_win]
-    winner = wbuf.reshape((d3, d2, n_rows)) if use_winner else wbuf.reshape((1, 1, 1))
-    slot = sraw.view(np.int64)[:4]
-    L = []  # (kernel, grid, block, args) in stream order
-
-    warp = be.warp_size(st.device)
-
-    def flat(n):  # (grid, block) for a grid-stride loop over n items
-        block = min(256, _round_up(max(n, 1), warp))
-        return min(_MAX_GRID, max(1, -(-n // block))), block
-
-    L.append((ns._set_rows_reset_kernel, *flat(n_win), (wbuf, slot)))
     n_chk = d3 * d2 * n_src
-    L.append((ns._set_rows_check_kernel, *flat(n_chk), (idx3, winner, slot, n_rows, use_winner, d3, d2)))
-    finite_checked = t in BLOCK_BYTES and eager_checked and not isinstance(src, np.ndarray)
-    if finite_checked:
-        L.append((ns._set_rows_finite_kernel, *flat(n_chk * ne0), (src4, slot, src_f16)))
+    n_idx = i3[0] * i3[1] * i3[2]
+    n_win = d3 * d2 * n_rows if use_winner else 1
+    if n_win >= 2**31 or n_src >= 2**31:  # the winner buffer is int32 (same limit on both paths)
+        _validate.fail("dst", "fewer than 2**31 rows in all", f"{n_win} rows")
+    finite_checked = quant and eager_checked and not isinstance(src, np.ndarray)
+    warp = be.warp_size(st.device)
     grid = min(_MAX_GRID, n_chk)
-    if t in BLOCK_BYTES:
+    vec = None if quant else _vec_plan(cuda, dst4, src4, t, src_f16)
+    if quant:
         block = min(_QUANT_BLOCK, _round_up(ne0 // 32, warp))
-        L.append((
-            ns._set_rows_quant_kernel, grid, block,
-            (dst4, src4, idx3, winner, slot, sticky, use_winner, record, site, src_f16,
-             QTYPE_CODES[t], BLOCK_BYTES[t]),
-        ))
+        code = (QTYPE_CODES[t], BLOCK_BYTES[t])
     else:
-        block = min(_FLOAT_BLOCK, _round_up(ne0, warp))
-        L.append((
-            ns._set_rows_float_kernel, grid, block,
-            (dst4, src4, idx3, winner, slot, sticky, use_winner, record, site, src_f16, FLOAT_CODES[t]),
-        ))
+        block = min(_VEC_BLOCK, _round_up(ne0 // 2, warp)) if vec else min(_FLOAT_BLOCK, _round_up(ne0, warp))
+        code = (FLOAT_CODES[t],)
+    if vec is not None:
+        (dflat, (ds3, ds2, dsr)), (sflat, (ss3, ss2, ssr)) = vec
+        words = (dflat, sflat, ds3, ds2, dsr, ss3, ss2, ssr, d3, d2)
+
+    L = []  # (kernel, grid, block, args) in stream order
+    bufs: tuple = ()
+    if n_idx <= _FUSE_MAX_IDX and not finite_checked:
+        # one launch: every block validates all of idx itself (more threads for a long idx)
+        block = max(block, min(_QUANT_BLOCK if quant else _FLOAT_BLOCK, _round_up(n_idx, warp)))
+        if eager_checked:
+            sraw = _scratch(st, _SLOT_BYTES, "set_rows.slot")
+            bufs = (("set_rows.slot", _SLOT_BYTES, sraw),)
+            err = slot = sraw.view(np.int64)[:4]
+        else:
+            err = sticky  # the kernel reports into the sticky record directly: no scratch at all
+        tail = (idx3, err, use_winner, record, site, src_f16, *code)
+        if quant:
+            L.append((ns._set_rows_fused_quant_kernel, grid, block, (dst4, src4, *tail)))
+        elif vec is not None:
+            L.append((ns._set_rows_fused_vec_kernel, grid, block, (*words, ne0 // 2, n_rows, *tail)))
+        else:
+            L.append((ns._set_rows_fused_float_kernel, grid, block, (dst4, src4, *tail)))
+    else:
+        wraw = _scratch(st, 4 * n_win, "set_rows.winner")
+        sraw = _scratch(st, _SLOT_BYTES, "set_rows.slot")
+        bufs = (("set_rows.winner", 4 * n_win, wraw), ("set_rows.slot", _SLOT_BYTES, sraw))
+        wbuf = wraw.view(np.int32)[:n_win]
+        winner = wbuf.reshape((d3, d2, n_rows)) if use_winner else wbuf.reshape((1, 1, 1))
+        slot = sraw.view(np.int64)[:4]
+
+        def flat(n):  # (grid, block) for a grid-stride loop over n items
+            b = min(256, _round_up(max(n, 1), warp))
+            return min(_MAX_GRID, max(1, -(-n // b))), b
+
+        L.append((ns._set_rows_reset_kernel, *flat(n_win), (wbuf, slot)))
+        L.append((ns._set_rows_check_kernel, *flat(n_chk), (idx3, winner, slot, n_rows, use_winner, d3, d2)))
+        if finite_checked:
+            L.append((ns._set_rows_finite_kernel, *flat(n_chk * ne0), (src4, slot, src_f16)))
+        tail = (idx3, winner, slot, sticky, use_winner, record, site, src_f16, *code)
+        if quant:
+            L.append((ns._set_rows_quant_kernel, grid, block, (dst4, src4, *tail)))
+        elif vec is not None:
+            L.append((ns._set_rows_vec_kernel, grid, block, (*words, n_src, ne0 // 2, n_rows, *tail)))
+        else:
+            L.append((ns._set_rows_float_kernel, grid, block, (dst4, src4, *tail)))
     for kernel, g, b, args in L:
         be.launch(kernel, g, b, st, *args)
     if eager_checked:
@@ -368,8 +482,9 @@ def prewarm(stream=None, *, n_rows_total: int = 1, ring_rows: int = 1) -> None:
     stream : optional
         The stream that will be captured.
     n_rows_total : int
-        The largest ``d3 * d2 * n_rows`` of a captured call with more than one source row (the
-        duplicate-winner scratch); 1 when every captured call writes a single row.
+        The largest ``d3 * d2 * n_rows`` of a captured call with more than one source row and
+        more than 4096 indices (the duplicate-winner scratch); 1 when every captured call writes
+        a single row or has at most 4096 indices (those take no scratch).
     ring_rows : int
         The most rows one captured :func:`ring_write` with a device position writes.
 

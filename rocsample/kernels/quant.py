@@ -56,6 +56,7 @@ def build(cuda):
     MID2 = _MID2
     f32 = np.float32
     i64 = np.int64
+    U32 = np.uint32
 
     lib = getattr(cuda, "libdevice", None)
     fmul_rn = getattr(lib, "fmul_rn", None) if lib is not None else None
@@ -84,56 +85,62 @@ def build(cuda):
         la[0] = x
         return i64(la.view(np.uint32)[0])
 
+    # The float converters below work on uint32 bits. numba types an operation on two uint32s
+    # as 64-bit, so every intermediate is cast back with U32(...): LLVM then narrows the whole
+    # chain to 32-bit instructions (a 64-bit integer op is two or more on a GPU, and these run
+    # once per element of a float destination). No value below needs more than 32 bits.
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _f16_to_f32_bits(h):
-        h = i64(h)
-        sign = (h & 0x8000) << 16
-        e = (h >> 10) & 0x1F
-        m = h & 0x3FF
+        h = U32(h)
+        sign = U32(U32(h & 0x8000) << 16)
+        e = U32(U32(h >> 10) & 0x1F)
+        m = U32(h & 0x3FF)
         if e == 31:
-            return sign | 0x7F800000 | (m << 13)
+            return U32(sign | U32(0x7F800000) | U32(m << 13))
         if e == 0:
             if m == 0:
                 return sign
-            p = 9
-            while (m >> p) == 0:
-                p -= 1
-            return sign | ((p + 103) << 23) | ((m << (23 - p)) & 0x7FFFFF)
-        return sign | ((e + 112) << 23) | (m << 13)
+            p = U32(9)
+            while U32(m >> p) == 0:
+                p = U32(p - 1)
+            return U32(sign | U32(U32(p + 103) << 23) | U32(U32(m << U32(23 - p)) & 0x7FFFFF))
+        return U32(sign | U32(U32(e + 112) << 23) | U32(m << 13))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _f32_bits_to_f16(u, scale_nan):
         # scale_nan: a computed NaN is x86's default NaN (negative), stored as 0xFE00
-        u = i64(u)
-        sign = (u >> 16) & 0x8000
-        a = u & 0x7FFFFFFF
+        u = U32(u)
+        sign = U32(U32(u >> 16) & 0x8000)
+        a = U32(u & 0x7FFFFFFF)
         if a > 0x7F800000:
             if scale_nan:
-                return i64(0xFE00)
-            return sign | 0x7E00 | ((a >> 13) & 0x3FF)
+                return U32(0xFE00)
+            return U32(sign | U32(0x7E00) | U32(U32(a >> 13) & 0x3FF))
         if a >= 0x477FF000:  # >= 65520 rounds to inf
-            return sign | 0x7C00
+            return U32(sign | U32(0x7C00))
         if a >= 0x38800000:  # normal half
-            m = a - 0x38000000
-            return sign | ((m + 0x0FFF + ((m >> 13) & 1)) >> 13)
+            m = U32(a - 0x38000000)
+            return U32(sign | U32(U32(U32(m + 0x0FFF) + U32(U32(m >> 13) & 1)) >> 13))
         if a <= 0x33000000:  # <= 2**-25 ties to even zero
             return sign
-        e = a >> 23
-        mant = (a & 0x7FFFFF) | 0x800000
-        shift = 126 - e
-        h = mant >> shift
-        rem = mant & ((i64(1) << shift) - 1)
-        half = i64(1) << (shift - 1)
-        if rem > half or (rem == half and (h & 1) == 1):
-            h += 1
-        return sign | h
+        e = U32(a >> 23)
+        mant = U32(U32(a & 0x7FFFFF) | 0x800000)
+        shift = U32(126 - e)  # 14 .. 24
+        h = U32(mant >> shift)
+        rem = U32(mant & U32(U32(U32(1) << shift) - 1))
+        half = U32(U32(1) << U32(shift - 1))
+        if rem > half or (rem == half and U32(h & 1) == 1):
+            h = U32(h + 1)
+        return U32(sign | h)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _f32_bits_to_bf16(u):
-        u = i64(u)
-        if (u & 0x7FFFFFFF) > 0x7F800000:
-            return (u >> 16) | 64
-        return (u + (0x7FFF + ((u >> 16) & 1))) >> 16
+        u = U32(u)
+        if U32(u & 0x7FFFFFFF) > 0x7F800000:
+            return U32(U32(u >> 16) | 64)
+        # no wrap: u <= 0xFF800000 here (NaNs took the branch above)
+        return U32(U32(u + U32(0x7FFF + U32(U32(u >> 16) & 1))) >> 16)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _cvtt(v):
@@ -332,12 +339,13 @@ def build(cuda):
         # the source is handed over as raw bits (uint32 for f32, uint16 for f16)
         if src_f16:
             return _f16_to_f32_bits(src[b3, b2, r, c])
-        return i64(src[b3, b2, r, c])
+        return U32(src[b3, b2, r, c])
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def convert_bits(u, dst_code):
+        # u: float32 bits (uint32); returns the destination's bits as uint32
         if dst_code == 0:
-            return u
+            return U32(u)
         if dst_code == 1:
             return _f32_bits_to_f16(u, False)
         return _f32_bits_to_bf16(u)

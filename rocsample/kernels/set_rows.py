@@ -1,17 +1,33 @@
 """set_rows kernels (SPEC §3): validate + pick duplicate winners, then write rows.
 
-One call is three launches on one stream:
+A call with few indices (the launcher's ``_FUSE_MAX_IDX``, counted in idx itself) is ONE launch,
+``_set_rows_fused_{float,vec,quant}_kernel``: every thread block first reads all of idx (a few KB,
+L2-resident after the first block) and finds the first bad position in C order itself (shared
+``atomic.min``), so all blocks reach the same verdict without talking to each other. With a bad
+index no block writes anything, and thread 0 of block 0 reports it into ``err``: the per-call slot
+(``record == 0``, an eager checked call) or the sticky per-stream record (``record == 1``). A good
+call writes each source row unless a later source row of its (i3, i2) slice names the same
+destination row (the block scans the rest of the slice), so the highest source row wins.
+
+Larger calls are three launches on one stream:
 
 1. ``_set_rows_reset_kernel``: winners <- -1, per-call error slot <- "none".
 2. ``_set_rows_check_kernel``: every (b3, b2, r) reads ``idx[b3 % i3, b2 % i2, r]``; a bad index
    ``atomic.min``s its flat position in idx into the per-call slot (so the first bad position in C
    order is kept, whatever the thread order); a good one ``atomic.max``es r into
    ``winner[b3, b2, v]`` so that the highest source row wins a duplicated destination row.
-3. ``_set_rows_float_kernel`` / ``_set_rows_quant_kernel``: do nothing if the per-call slot holds
-   an error (dst stays byte-for-byte unchanged, also inside a replayed graph); thread 0 of block 0
-   copies the error's position and value into the slot and, when asked, into the sticky
-   per-stream record that ``check_errors`` reads. Otherwise each source row whose index is valid
-   and is the winner is converted and stored.
+3. ``_set_rows_float_kernel`` / ``_set_rows_vec_kernel`` / ``_set_rows_quant_kernel``: do nothing
+   if the per-call slot holds an error (dst stays byte-for-byte unchanged, also inside a replayed
+   graph); thread 0 of block 0 copies the error's position and value into the slot and, when
+   asked, into the sticky per-stream record that ``check_errors`` reads. Otherwise each source row
+   whose index is valid and is the winner is converted and stored.
+
+Float rows are written two values at a time (``_vec`` kernels) when ne0 is even and every row of
+src and dst starts on a whole pair (8 bytes for f32, 4 for f16 / bf16): src and dst are then seen
+as flat 1-D arrays of uint64 (two f32) or uint32 (two halves) words, each thread loads four words
+before it stores any, and the two halves of a word are converted separately with the same integer
+code as the scalar kernel, so the bytes are identical. Anything else (odd ne0, a view starting
+mid-pair, a strided column axis) takes the one-value-per-thread ``_float`` kernels.
 
 All index math is int64 (numba's intp), so destinations past 2**31 elements are addressed
 correctly. Source and float destinations travel as raw bits (uint32 / uint16 views): conversions
@@ -19,8 +35,10 @@ are integer operations, which keeps NaN payloads and rounding identical on every
 
 Error slot layout (int64[4]): ``[first bad idx position or NO_ERROR, its value,
 first non-finite src position or NO_ERROR, 0]`` (the src check runs only in eager checked calls to
-a quantized dst: ``_set_rows_finite_kernel``).
-Sticky record layout (int64[4]): ``[flag, first bad idx position, its value, call-site id]``.
+a quantized dst: ``_set_rows_finite_kernel``; such calls always take the three-launch path).
+Sticky record layout (int64[4]): ``[flag, first bad idx position, its value, call-site id]``; a
+kernel only writes it while the flag is 0 (the first error stays until ``check_errors`` reads and
+clears it).
 """
 
 from __future__ import annotations
@@ -44,7 +62,10 @@ def build(cuda):
     load_f32_bits = q.load_f32_bits
     convert_bits = q.convert_bits
     f32_from_bits = q.f32_from_bits
+    f16_to_f32_bits = q.f16_to_f32_bits
     i64 = np.int64
+    U32 = np.uint32
+    U64 = np.uint64
     NONE = NO_ERROR
     QROWS = _QROWS_SHARED
     QPAD = _QPAD
@@ -137,6 +158,209 @@ def build(cuda):
             return i64(-1)
         return v
 
+    # ---- row writers ----------------------------------------------------------------------
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _write_row(dst, src, b3, b2, r, v, src_f16, dst_code):
+        # one value per thread and trip: any layout (the fallback)
+        c = i64(cuda.threadIdx.x)
+        ne0 = src.shape[3]
+        while c < ne0:
+            u = load_f32_bits(src, b3, b2, r, c, src_f16)
+            dst[b3, b2, v, c] = convert_bits(u, dst_code)
+            c += cuda.blockDim.x
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _pair(a, src_f16, dst_code):
+        """Two source values in one word (low half first) -> two destination values in one word."""
+        w = U64(a)
+        if src_f16:
+            lo = f16_to_f32_bits(U32(w & U64(0xFFFF)))
+            hi = f16_to_f32_bits(U32((w >> U64(16)) & U64(0xFFFF)))
+        else:
+            if dst_code == 0:
+                return w
+            lo = U32(w & U64(0xFFFFFFFF))
+            hi = U32(w >> U64(32))
+        if dst_code == 0:
+            return U64(lo) | (U64(hi) << U64(32))
+        return U64(convert_bits(lo, dst_code)) | (U64(convert_bits(hi, dst_code)) << U64(16))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _write_row_vec(dflat, sflat, doff, soff, nvec, src_f16, dst_code):
+        # words of two values; four loads in flight per thread before the first store. Unsigned
+        # indices: numba adds no negative-index wraparound to them.
+        nt = U64(cuda.blockDim.x)
+        c = U64(cuda.threadIdx.x)
+        n = U64(nvec)
+        while c + U64(3) * nt < n:
+            a0 = sflat[soff + c]
+            a1 = sflat[soff + c + nt]
+            a2 = sflat[soff + c + U64(2) * nt]
+            a3 = sflat[soff + c + U64(3) * nt]
+            dflat[doff + c] = _pair(a0, src_f16, dst_code)
+            dflat[doff + c + nt] = _pair(a1, src_f16, dst_code)
+            dflat[doff + c + U64(2) * nt] = _pair(a2, src_f16, dst_code)
+            dflat[doff + c + U64(3) * nt] = _pair(a3, src_f16, dst_code)
+            c += U64(4) * nt
+        while c < n:
+            dflat[doff + c] = _pair(sflat[soff + c], src_f16, dst_code)
+            c += nt
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb):
+        # One thread per 32-value block; the thread block walks the row in chunks of blockDim
+        # blocks (<= QROWS), staging each chunk through shared memory so global loads stay
+        # coalesced. Called by every thread of the block (it synchronizes).
+        nblk = src.shape[3] // 32
+        tid = cuda.threadIdx.x
+        nthr = cuda.blockDim.x
+        cb = i64(0)
+        while cb < nblk:
+            n = nblk - cb
+            if n > nthr:
+                n = nthr
+            e = i64(tid)
+            while e < n * 32:
+                u = load_f32_bits(src, b3, b2, r, cb * 32 + e, src_f16)
+                sh[(e // 32) * QPAD + (e % 32)] = f32_from_bits(u)
+                e += nthr
+            cuda.syncthreads()
+            if tid < n:
+                for j in range(32):
+                    xb[j] = sh[tid * QPAD + j]
+                quantize_block(qcode, xb, dst, b3, b2, v, (cb + tid) * bpb)
+            cuda.syncthreads()
+            cb += nthr
+
+    # ---- the single-launch (fused) path ---------------------------------------------------
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _is_bad(v, n_rows):
+        return v < 0 or v >= n_rows
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _fused_first_bad(idx, n_rows, shi):
+        """All threads of a block: the flat position in idx of its first bad index, or NONE.
+
+        Each thread walks its share of idx in C order (four loads in flight) and stops at its
+        first bad index, which it ``atomic.min``s into ``shi[0]``: the minimum over the block is
+        the first bad position in C order. Also resets ``shi[1]`` (the duplicate marker).
+        """
+        tid = cuda.threadIdx.x
+        if tid == 0:
+            shi[0] = NONE
+            shi[1] = -1
+        cuda.syncthreads()
+        i3 = idx.shape[0]
+        i2 = idx.shape[1]
+        n_src = idx.shape[2]
+        nt = i64(cuda.blockDim.x)
+        found = False
+        j3 = 0
+        while j3 < i3 and not found:
+            j2 = 0
+            while j2 < i2 and not found:
+                base = (i64(j3) * i2 + j2) * n_src
+                r = i64(tid)
+                while r < n_src:
+                    r1 = r + nt
+                    r2 = r1 + nt
+                    r3 = r2 + nt
+                    v0 = i64(idx[j3, j2, r])
+                    v1 = i64(0)
+                    v2 = i64(0)
+                    v3 = i64(0)
+                    if r1 < n_src:
+                        v1 = i64(idx[j3, j2, r1])
+                    if r2 < n_src:
+                        v2 = i64(idx[j3, j2, r2])
+                    if r3 < n_src:
+                        v3 = i64(idx[j3, j2, r3])
+                    bad = NONE
+                    if _is_bad(v0, n_rows):
+                        bad = base + r
+                    elif _is_bad(v1, n_rows):
+                        bad = base + r1
+                    elif _is_bad(v2, n_rows):
+                        bad = base + r2
+                    elif _is_bad(v3, n_rows):
+                        bad = base + r3
+                    if bad != NONE:
+                        cuda.atomic.min(shi, 0, bad)
+                        found = True
+                        break
+                    r += 4 * nt
+                j2 += 1
+            j3 += 1
+        cuda.syncthreads()
+        return shi[0]
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _fused_report(idx, err, record, site, pos):
+        # thread 0 of block 0 only: the call's verdict into err (record 0: the per-call slot,
+        # always written; record 1: the sticky record, written only for the first error)
+        if cuda.blockIdx.x != 0 or cuda.threadIdx.x != 0:
+            return
+        if pos == NONE:
+            if record == 0:
+                err[0] = NONE
+                err[1] = 0
+                err[2] = NONE
+            return
+        i2 = idx.shape[1]
+        n_src = idx.shape[2]
+        r = pos % n_src
+        j2 = (pos // n_src) % i2
+        j3 = pos // (n_src * i2)
+        v = i64(idx[j3, j2, r])
+        if record == 0:
+            err[0] = pos
+            err[1] = v
+            err[2] = NONE
+        elif err[0] == 0:
+            err[0] = 1
+            err[1] = pos
+            err[2] = v
+            err[3] = site
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _fused_target(idx, use_winner, b3, b2, r, row, shi):
+        """Destination row of source row r (indices already validated), or -1 when a later
+        source row of the same idx slice names the same row (the highest source row wins).
+        Called by every thread of the block (it synchronizes when use_winner)."""
+        j3 = b3 % idx.shape[0]
+        j2 = b2 % idx.shape[1]
+        v = i64(idx[j3, j2, r])
+        if use_winner == 0:
+            return v
+        n_src = idx.shape[2]
+        nt = i64(cuda.blockDim.x)
+        c = r + 1 + cuda.threadIdx.x
+        while c < n_src:
+            c1 = c + nt
+            w0 = i64(idx[j3, j2, c])
+            w1 = i64(-1)
+            if c1 < n_src:
+                w1 = i64(idx[j3, j2, c1])
+            if w0 == v or w1 == v:
+                shi[1] = row  # every writer stores the same value
+            c += 2 * nt
+        cuda.syncthreads()
+        dup = shi[1] == row  # rows of a block only grow: an older mark never equals row
+        cuda.syncthreads()  # everyone has read it before the next row may mark again
+        if dup:
+            return i64(-1)
+        return v
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _row_index(row, d2, n_src):
+        r = row % n_src
+        rest = row // n_src
+        return rest // d2, rest % d2, r
+
+    # ---- kernels: three-launch path (after reset + check) ---------------------------------
+
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_float_kernel(
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, dst_code
@@ -146,73 +370,126 @@ def build(cuda):
             if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
                 _record(idx, slot, sticky, record, site)
             return
-        d3 = src.shape[0]
         d2 = src.shape[1]
         n_src = src.shape[2]
-        ne0 = src.shape[3]
         n_rows = dst.shape[2]
+        total_rows = i64(src.shape[0]) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
+            if v >= 0:
+                _write_row(dst, src, b3, b2, r, v, src_f16, dst_code)
+            row += cuda.gridDim.x
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_vec_kernel(
+        dflat, sflat, ds3, ds2, dsr, ss3, ss2, ssr, d3, d2, n_src, nvec, n_rows,
+        idx, winner, slot, sticky, use_winner, record, site, src_f16, dst_code
+    ):
+        # As _set_rows_float_kernel on flat word views: row (b3, b2, r) of src starts at word
+        # b3*ss3 + b2*ss2 + r*ssr of sflat, row (b3, b2, v) of dst at b3*ds3 + b2*ds2 + v*dsr.
+        # The slot and the first row's index are loaded before either is tested (reads only;
+        # nothing is written unless the slot is clear), so the two loads overlap.
+        s0 = slot[0]
+        s2 = slot[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
         row = i64(cuda.blockIdx.x)
         while row < total_rows:
-            r = row % n_src
-            rest = row // n_src
-            b2 = rest % d2
-            b3 = rest // d2
+            b3, b2, r = _row_index(row, d2, n_src)
             v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
+            if s0 != NONE or s2 != NONE:
+                break
             if v >= 0:
-                c = i64(cuda.threadIdx.x)
-                while c < ne0:
-                    u = load_f32_bits(src, b3, b2, r, c, src_f16)
-                    dst[b3, b2, v, c] = convert_bits(u, dst_code)
-                    c += cuda.blockDim.x
+                soff = U64(b3 * ss3 + b2 * ss2 + r * ssr)
+                doff = U64(b3 * ds3 + b2 * ds2 + v * dsr)
+                _write_row_vec(dflat, sflat, doff, soff, nvec, src_f16, dst_code)
             row += cuda.gridDim.x
+        if (s0 != NONE or s2 != NONE) and cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
+            _record(idx, slot, sticky, record, site)
 
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_quant_kernel(
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
     ):
-        # One thread per 32-value block; a thread block walks a row in chunks of QROWS blocks,
-        # staging each chunk through shared memory so global loads stay coalesced.
         if slot[0] != NONE or slot[2] != NONE:
             if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
                 _record(idx, slot, sticky, record, site)
             return
         sh = cuda.shared.array(SH, np.float32)
         xb = cuda.local.array(32, np.float32)
-        d3 = src.shape[0]
         d2 = src.shape[1]
         n_src = src.shape[2]
-        ne0 = src.shape[3]
-        nblk = ne0 // 32
         n_rows = dst.shape[2]
-        tid = cuda.threadIdx.x
-        nthr = cuda.blockDim.x
+        total_rows = i64(src.shape[0]) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
+            if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
+                _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb)
+            row += cuda.gridDim.x
+
+    # ---- kernels: single-launch path (no reset, no check, no winner buffer) ---------------
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_fused_float_kernel(dst, src, idx, err, use_winner, record, site, src_f16, dst_code):
+        shi = cuda.shared.array(2, np.int64)
+        bad = _fused_first_bad(idx, dst.shape[2], shi)
+        _fused_report(idx, err, record, site, bad)
+        if bad != NONE:
+            return  # uniform: every block saw the same bad index
+        d2 = src.shape[1]
+        n_src = src.shape[2]
+        total_rows = i64(src.shape[0]) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
+            if v >= 0:
+                _write_row(dst, src, b3, b2, r, v, src_f16, dst_code)
+            row += cuda.gridDim.x
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_fused_vec_kernel(
+        dflat, sflat, ds3, ds2, dsr, ss3, ss2, ssr, d3, d2, nvec, n_rows,
+        idx, err, use_winner, record, site, src_f16, dst_code
+    ):
+        shi = cuda.shared.array(2, np.int64)
+        bad = _fused_first_bad(idx, n_rows, shi)
+        _fused_report(idx, err, record, site, bad)
+        if bad != NONE:
+            return
+        n_src = idx.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
         row = i64(cuda.blockIdx.x)
         while row < total_rows:
-            r = row % n_src
-            rest = row // n_src
-            b2 = rest % d2
-            b3 = rest // d2
-            v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
-            if v >= 0:  # uniform over the thread block: the syncthreads below are safe
-                cb = i64(0)
-                while cb < nblk:
-                    n = nblk - cb
-                    if n > nthr:
-                        n = nthr
-                    e = i64(tid)
-                    while e < n * 32:
-                        u = load_f32_bits(src, b3, b2, r, cb * 32 + e, src_f16)
-                        sh[(e // 32) * QPAD + (e % 32)] = f32_from_bits(u)
-                        e += nthr
-                    cuda.syncthreads()
-                    if tid < n:
-                        for j in range(32):
-                            xb[j] = sh[tid * QPAD + j]
-                        quantize_block(qcode, xb, dst, b3, b2, v, (cb + tid) * bpb)
-                    cuda.syncthreads()
-                    cb += nthr
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
+            if v >= 0:
+                soff = U64(b3 * ss3 + b2 * ss2 + r * ssr)
+                doff = U64(b3 * ds3 + b2 * ds2 + v * dsr)
+                _write_row_vec(dflat, sflat, doff, soff, nvec, src_f16, dst_code)
+            row += cuda.gridDim.x
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_fused_quant_kernel(dst, src, idx, err, use_winner, record, site, src_f16, qcode, bpb):
+        shi = cuda.shared.array(2, np.int64)
+        sh = cuda.shared.array(SH, np.float32)
+        xb = cuda.local.array(32, np.float32)
+        bad = _fused_first_bad(idx, dst.shape[2], shi)
+        _fused_report(idx, err, record, site, bad)
+        if bad != NONE:
+            return
+        d2 = src.shape[1]
+        n_src = src.shape[2]
+        total_rows = i64(src.shape[0]) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
+            if v >= 0:  # uniform over the thread block
+                _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -237,7 +514,11 @@ def build(cuda):
         _set_rows_finite_kernel=_set_rows_finite_kernel,
         _ring_index_kernel=_ring_index_kernel,
         _set_rows_float_kernel=_set_rows_float_kernel,
+        _set_rows_vec_kernel=_set_rows_vec_kernel,
         _set_rows_quant_kernel=_set_rows_quant_kernel,
+        _set_rows_fused_float_kernel=_set_rows_fused_float_kernel,
+        _set_rows_fused_vec_kernel=_set_rows_fused_vec_kernel,
+        _set_rows_fused_quant_kernel=_set_rows_fused_quant_kernel,
         quant=q,
         QROWS=QROWS,
     )

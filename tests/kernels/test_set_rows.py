@@ -3,8 +3,8 @@
 Shapes: ggml's test grid (ne0 in {32, 96, 256, 4096}, 1..11 rows, broadcast factors 2 and 3,
 strided rows). ne0 = 32 is one quant block per row (a single thread per row in the quant kernel);
 96 is three blocks (a partial warp); 256 is 8 blocks; 4096 is 128 blocks = one full chunk of the
-quant kernel's shared-memory staging and 16 column passes of the float kernel. The simulator runs
-a reduced grid: it executes every thread in Python.
+quant kernel's shared-memory staging and two unrolled trips (8 words of two values) of the paired
+float kernel. The simulator runs a reduced grid: it executes every thread in Python.
 """
 
 from __future__ import annotations
@@ -369,9 +369,13 @@ def test_quant_kernel_has_no_fused_multiply_add(backend, rng):
     src = rng.standard_normal((2, 64)).astype(np.float32)
     for t in QUANT_TYPES:
         dst = make_dst(t, (), 3, 64, rng)
-        assert_bytes_equal(run(backend, dst, src, np.array([2, 0]), t), expected(dst, src, np.array([2, 0]), t), t)
+        want = expected(dst, src, np.array([2, 0]), t)
+        # checked (device src: the three-launch kernel) and unchecked (the single-launch kernel)
+        assert_bytes_equal(run(backend, dst, src, np.array([2, 0]), t), want, t)
+        assert_bytes_equal(run(backend, dst, src, np.array([2, 0]), t, check_bounds=False), want, t)
     ns = backend.kernels(kern.build)
-    asm = ns._set_rows_quant_kernel.inspect_asm()
-    assert asm, "no compiled specialization to inspect"
-    for sig, ptx in asm.items():
-        assert "fma." not in ptx, f"fused multiply-add in the quant kernel PTX for {sig}"
+    for name in ("_set_rows_quant_kernel", "_set_rows_fused_quant_kernel"):
+        asm = getattr(ns, name).inspect_asm()
+        assert asm, f"no compiled specialization of {name} to inspect"
+        for sig, ptx in asm.items():
+            assert "fma." not in ptx, f"fused multiply-add in the {name} PTX for {sig}"
