@@ -205,6 +205,28 @@ def build(cuda):
         # Passes min-p (when minp_on): float64(kv) >= the row's threshold.
         return (not minp_on) or np.float64(kv) >= thr
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def merge_max(sv, si, tid, o):
+        # Slot o into slot tid of a (value, index) pair of shared arrays: the larger value, the
+        # lower index on a tie.
+        if sv[o] > sv[tid] or (sv[o] == sv[tid] and si[o] < si[tid]):
+            sv[tid] = sv[o]
+            si[tid] = si[o]
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def block_argmax(sv, si, tid, bs):
+        # Tree reduction of sv[0:bs] / si[0:bs] into slot 0 (every thread of the block calls it,
+        # after a syncthreads that published the slots).
+        step = 1
+        while step < bs:
+            step *= 2
+        step //= 2
+        while step > 0:
+            if tid < step and tid + step < bs:
+                merge_max(sv, si, tid, tid + step)
+            cuda.syncthreads()
+            step //= 2
+
     def make(load):
         @cuda.jit(cache=JIT_CACHE)
         def _sample_partials_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, want_lp,
@@ -275,12 +297,8 @@ def build(cuda):
             while step > 0:
                 if tid < step and tid + step < bs:
                     o = tid + step
-                    if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
-                        sm_v[tid] = sm_v[o]
-                        sm_i[tid] = sm_i[o]
-                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                        sm_g[tid] = sm_g[o]
-                        sm_gi[tid] = sm_gi[o]
+                    merge_max(sm_v, sm_i, tid, o)
+                    merge_max(sm_g, sm_gi, tid, o)
                     sm_c[tid] += sm_c[o]
                     am = sm_lm[tid]
                     bm = sm_lm[o]
@@ -365,12 +383,8 @@ def build(cuda):
             while step > 0:
                 if tid < step and tid + step < bs:
                     o = tid + step
-                    if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
-                        sm_v[tid] = sm_v[o]
-                        sm_i[tid] = sm_i[o]
-                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                        sm_g[tid] = sm_g[o]
-                        sm_gi[tid] = sm_gi[o]
+                    merge_max(sm_v, sm_i, tid, o)
+                    merge_max(sm_g, sm_gi, tid, o)
                     sm_c[tid] += sm_c[o]
                     am = sm_lm[tid]
                     bm = sm_lm[o]
@@ -798,18 +812,7 @@ def build(cuda):
             sm_g[tid] = bg
             sm_gi[tid] = bgi
             cuda.syncthreads()
-            step = 1
-            while step < bs:
-                step *= 2
-            step //= 2
-            while step > 0:
-                if tid < step and tid + step < bs:
-                    o = tid + step
-                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                        sm_g[tid] = sm_g[o]
-                        sm_gi[tid] = sm_gi[o]
-                cuda.syncthreads()
-                step //= 2
+            block_argmax(sm_g, sm_gi, tid, bs)
             if tid == 0:
                 pf[row, split, PF_G] = sm_g[0]
                 pi[row, split, PI_GI] = sm_gi[0]
@@ -836,18 +839,7 @@ def build(cuda):
             sm_g[tid] = bg
             sm_gi[tid] = bgi
             cuda.syncthreads()
-            step = 1
-            while step < bs:
-                step *= 2
-            step //= 2
-            while step > 0:
-                if tid < step and tid + step < bs:
-                    o = tid + step
-                    if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                        sm_g[tid] = sm_g[o]
-                        sm_gi[tid] = sm_gi[o]
-                cuda.syncthreads()
-                step //= 2
+            block_argmax(sm_g, sm_gi, tid, bs)
             if tid == 0:
                 tok = sm_gi[0]
                 if tok >= n:
@@ -861,7 +853,9 @@ def build(cuda):
                 si[row, SI_MODE] = MODE_DONE
 
         fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
-                                                      token_gumbel=token_gumbel))
+                                                      token_gumbel=token_gumbel,
+                                                      merge_max=merge_max,
+                                                      block_argmax=block_argmax))
         return SimpleNamespace(
             fast=fast,
             _sample_partials_kernel=_sample_partials_kernel,

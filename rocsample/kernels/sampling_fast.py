@@ -86,7 +86,8 @@ def make(cuda, load, h):
         numba.cuda, its simulator, or numba.hip posing as cuda.
     load : device function ``load(x, row, i) -> float32``
     h : namespace
-        Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``.
+        Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``,
+        ``merge_max``, ``block_argmax``.
 
     Returns
     -------
@@ -97,6 +98,8 @@ def make(cuda, load, h):
     is_finite = h.is_finite
     order_key = h.order_key
     token_gumbel = h.token_gumbel
+    merge_max = h.merge_max
+    block_argmax = h.block_argmax
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
@@ -201,13 +204,9 @@ def make(cuda, load, h):
             while step > 0:
                 if tid < step:
                     o = tid + step
-                    if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
-                        sm_v[tid] = sm_v[o]
-                        sm_i[tid] = sm_i[o]
+                    merge_max(sm_v, sm_i, tid, o)
                     if DRAW:
-                        if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                            sm_g[tid] = sm_g[o]
-                            sm_gi[tid] = sm_gi[o]
+                        merge_max(sm_g, sm_gi, tid, o)
                     if LP:
                         am = sm_lm[tid]
                         bm = sm_lm[o]
@@ -372,12 +371,8 @@ def make(cuda, load, h):
         while step > 0:
             if tid < step and tid + step < bs:
                 o = tid + step
-                if sm_v[o] > sm_v[tid] or (sm_v[o] == sm_v[tid] and sm_i[o] < sm_i[tid]):
-                    sm_v[tid] = sm_v[o]
-                    sm_i[tid] = sm_i[o]
-                if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                    sm_g[tid] = sm_g[o]
-                    sm_gi[tid] = sm_gi[o]
+                merge_max(sm_v, sm_i, tid, o)
+                merge_max(sm_g, sm_gi, tid, o)
                 am = sm_lm[tid]
                 bm = sm_lm[o]
                 if bm > am:
@@ -691,18 +686,7 @@ def make(cuda, load, h):
         sm_g[tid] = bg
         sm_gi[tid] = bgi
         cuda.syncthreads()
-        step = 1
-        while step < bs:
-            step *= 2
-        step //= 2
-        while step > 0:
-            if tid < step and tid + step < bs:
-                o = tid + step
-                if sm_g[o] > sm_g[tid] or (sm_g[o] == sm_g[tid] and sm_gi[o] < sm_gi[tid]):
-                    sm_g[tid] = sm_g[o]
-                    sm_gi[tid] = sm_gi[o]
-            cuda.syncthreads()
-            step //= 2
+        block_argmax(sm_g, sm_gi, tid, bs)
         if tid == 0:
             tok = sm_gi[0]
             tokens[row] = np.int32(tok)

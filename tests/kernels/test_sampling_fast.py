@@ -4,23 +4,16 @@ both orders, and the routing rules."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import rocsample.sampling as rs
 from rocsample.kernels import sampling_fast as KF
-from tests.kernels.test_sampling import compare, host
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fast_sim_barriers(backend):
-    old = sys.getswitchinterval()
-    if backend.name == "sim":
-        sys.setswitchinterval(5e-5)
-    yield
-    sys.setswitchinterval(old)
+from tests.kernels.test_sampling import (
+    _fast_sim_barriers,  # noqa: F401 (autouse fixture)
+    compare,
+    host,
+)
 
 
 @pytest.fixture(scope="module")
