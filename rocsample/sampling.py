@@ -223,8 +223,11 @@ class Sampler:
         if _path not in (None, "fast", "general"):
             V.fail("_path", "None, 'fast' or 'general'", repr(_path))
         self._fast_ok = block & (block - 1) == 0 and _path != "general"
+        # (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
+        # cost the finalize block more histogram work for no shorter gather)
         tpt = block
-        while tpt > 1 and splits * tpt > KF.GMAX:
+        while tpt > 1 and (splits * tpt > KF.GMAX
+                           or (self.chunk < KF.TILE_MIN * tpt and splits * tpt > 4 * KF.KCAP)):
             tpt //= 2
         self.tpt = tpt
         self.cap = KF.CAND_MAX if _cap is None else V.check_int("_cap", _cap, 1, KF.CAND_MAX)
@@ -391,14 +394,15 @@ class Sampler:
         L = []  # (kernel, grid, block, args): the whole call, in stream order
         route = self._route(nv, temp_h, k_h, p_h, mp_h)
         if route is not None:
-            draw, _ = route
+            draw, any_topk = route
             L.append((kn.fast.partials(draw, want_lp), (S, n), B,
                       (x, nv, self.chunk, dev["temperature"], dev["top_k"], seed_a, pos_a,
                        self.tpt, w["pf"], w["pi"], w["tm"])))
             L.append((kn.fast._sample_finalize_fast_kernel, n, self.fast_final_block,
                       (x, nv, S, self.chunk, B, self.tpt, self.cap, dev["temperature"],
-                       dev["top_k"], dev["top_p"], dev["min_p"], vllm, seed_a, pos_a, w["pf"],
-                       w["pi"], w["tm"], tokens, logprobs, status)))
+                       dev["top_k"], dev["top_p"], dev["min_p"], vllm, seed_a, pos_a, want_lp,
+                       1 if any_topk else 0, w["pf"], w["pi"], w["tm"], tokens, logprobs,
+                       status)))
         else:
             self._general(L, kn, x, nv, n, S, B, FB, rows_grid, vllm, want_lp, dev, seed_a,
                           pos_a, w, tokens, logprobs, status, need_k, need_p, need_mp)

@@ -855,7 +855,7 @@ def build(cuda):
         fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
                                                       token_gumbel=token_gumbel,
                                                       merge_max=merge_max,
-                                                      block_argmax=block_argmax))
+                                                      bits_f32=bits_f32))
         return SimpleNamespace(
             fast=fast,
             _sample_partials_kernel=_sample_partials_kernel,

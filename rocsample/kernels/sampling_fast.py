@@ -12,26 +12,37 @@ with the NumPy reference).
    log-sum-exp (``LP`` variant), the best Gumbel score of temperature-only rows (``DRAW``
    variant), and for top-k rows the *tile maxima*: the split's threads fall into ``tpt`` tiles
    (thread t in tile ``t % tpt``) and each tile's largest finite logit is written to scratch.
-2. ``_sample_finalize_fast_kernel`` (one block per row). Greedy and temperature rows are done
-   after the reduction. A top-k row (``0 < k <= KCAP``) then:
+2. ``_sample_finalize_fast_kernel`` (one block per row). It first folds the split partials into
+   (key, -index) composites: per thread, then 16 block slots per folder thread, then the 32
+   folder results by thread 0 (always in the same order, so the float64 log-sum-exp is
+   reproducible). Greedy and temperature rows are then done. A top-k row (``0 < k <= KCAP``)
+   continues; its parameters and tile maxima were loaded before the fold, to overlap it:
 
-   a. takes ``tau`` = the k-th largest tile maximum (as an order-preserving key of the filter
-      key: raw logit for llama, scaled logit for vllm). The k tiles whose maxima are >= tau hold
-      k distinct tokens >= tau, so the row's k-th largest key is >= tau: every token of the top
-      k has key >= tau. (With fewer than k non-empty tiles, tau is the lowest key.)
-   b. gathers the finite tokens with key >= tau, reading only the tiles whose maximum is >= tau
-      (about k tiles of ``n / tiles`` tokens: a few percent of the row), into a candidate list in
-      shared memory, and sorts it by (key desc, index asc) with a bitonic sort;
-   c. applies the filters on that sorted prefix exactly as the reference does (top-k, top-p with
-      the integer masses ``floor(exp(float64(x) - float64(x_max)) * 2**40 + 0.5)``, min-p with the
-      float64 threshold; llama or vllm order), and
-   d. draws the Gumbel-max over the survivors (Philox only for them) and writes token, logprob
-      and status.
+   a. ``tau`` from a histogram of the tile maxima by key distance to the row maximum (keys are
+      order-preserving integers of the filter value: raw logit for llama, scaled for vllm;
+      ``dist_bin`` is monotone with 16 bins per octave of distance). Counting tiles from the
+      maximum down, the first bin B where the count reaches k gives tau = the lowest key of bin
+      B: at least k tiles have a maximum >= tau, so at least k tokens do, and every token of the
+      top k has key >= tau. (Fewer than k finite tiles: tau = 0, every finite token.)
+   b. gathers the finite tokens with key >= tau from the tiles of bins <= B (a list compacted in
+      shared memory; about k tiles of ``n / tiles`` tokens, a few percent of the row) into a
+      candidate list, and ranks the candidates by (key desc, index asc): by counting the larger
+      composites, the count of each candidate spread over several threads (a bitonic sort above
+      RANK_MAX candidates). The first K = min(k, candidates) get their filter value (the key's
+      float: no second read), their integer mass ``floor(exp(float64(x) - float64(x_max)) *
+      2**40 + 0.5)`` and their min-p test in the same step;
+   c. applies the filters on that sorted prefix exactly as the reference does (top-k; top-p as
+      the first position where the running integer mass reaches ``ceil(p * total)``, each
+      position summing the masses before it; min-p with the float64 threshold; llama or vllm
+      order: min-p survivors are a prefix of the sorted list), and
+   d. draws the Gumbel-max over the survivors (Philox only for them), folded like the split
+      partials, and writes token, logprob (when asked) and status.
 
-   When the candidates overflow the list (``cap``, adversarial rows such as sorted logits), the
-   same block finds the k-th key exactly by a radix select over the row (four 8-bit digit passes)
-   and gathers the top k in index order (ties to the lower index), then continues at (c):
-   slower (one block reads the row five times) but exact.
+   When the candidates overflow the list (``cap``) or the qualifying tiles overflow their list
+   (``TLMAX``), adversarial rows such as sorted or constant logits, the same block finds the
+   k-th key exactly by a radix select over the row (four 8-bit digit passes) and gathers the top
+   k in index order (ties to the lower index), then continues at (c): slower (one block reads
+   the row five times) but exact.
 
 Reads of the logits: greedy and temperature 1; top-k chains 1 plus the gathered tiles (about
 ``k * n / tiles`` tokens, from L2 at small batch). Every choice is an exact comparison or an
@@ -49,12 +60,33 @@ from rocsample.kernels import JIT_CACHE
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
 KCAP = 256
+#: The mass array: KCAP plus the three slots the unrolled prefix sums read past the end.
+MASS_N = KCAP + 4
 #: Candidate list capacity per row (shared memory); the gather overflows past it.
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
-GMAX = 2048
+GMAX = 4096
+#: Fewest tokens per tile (the plan halves the tiles per split until a tile has this many).
+TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
+#: Candidates ranked by counting (above: a bitonic sort).
+RANK_MAX = 256
+#: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
+#: in NGRP groups of GW.
+NBIN = 512
+GW = 16
+NGRP = NBIN // GW
+#: Loads in flight per thread in the candidate gather.
+GU = 8
+#: Tile maxima each finalize thread loads before the split reduction.
+TPRE = 8
+#: Qualifying tiles the candidate gather takes (more: the overflow path).
+TLMAX = 1024
+#: Slots per folding thread, and folding threads, of the two-level block reductions
+#: (NFOLD * FOLD >= MAX_BLOCK and >= KCAP).
+FOLD = 16
+NFOLD = 32
 #: Radix digit of the in-block selects.
 _RBITS = 8
 _RBINS = 1 << _RBITS
@@ -64,13 +96,17 @@ _F64_HALF = np.float64(0.5)
 _F32_0 = np.float32(0.0)
 _F32_1 = np.float32(1.0)
 _F32_NINF = np.float32(-np.inf)
+_F32_NAN = np.float32(np.nan)
 _F64_NINF = np.float64(-np.inf)
 _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
+_F64_1 = np.float64(1.0)
 _I64_0 = np.int64(0)
 _I64_1 = np.int64(1)
 _I64_M1 = np.int64(-1)
 _LOW31 = np.int64(0x7FFFFFFF)
+_LOW32 = np.int64(0xFFFFFFFF)
+_SIGN31 = np.int64(0x80000000)
 _S31 = np.int64(31)
 
 STATUS_OK = 0
@@ -99,7 +135,7 @@ def make(cuda, load, h):
     order_key = h.order_key
     token_gumbel = h.token_gumbel
     merge_max = h.merge_max
-    block_argmax = h.block_argmax
+    bits_f32 = h.bits_f32
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
@@ -175,17 +211,19 @@ def make(cuda, load, h):
             # index order so a strict '>' keeps the lowest index of a tie; then the tail.
             span = bs1 * np.int64(UNROLL)
             vals = cuda.local.array(UNROLL, np.float32)
-            while i + span - bs1 < hi:
+            # UNROLL loads in flight per thread, the last round predicated (NaN past the end is
+            # skipped like any non-finite logit), so a short split waits for one round trip.
+            while i < hi:
                 for u in range(UNROLL):
-                    vals[u] = load(x, row, i + np.int64(u) * bs1)
+                    j = i + np.int64(u) * bs1
+                    vu = _F32_NAN
+                    if j < hi:
+                        vu = load(x, row, j)
+                    vals[u] = vu
                 for u in range(UNROLL):
                     bv, bi, bg, bgi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, bg, bgi,
                                                    lm, ls, race, inv_t, sd, ps)
                 i += span
-            while i < hi:
-                v0 = load(x, row, i)
-                bv, bi, bg, bgi, lm, ls = fold(v0, i, bv, bi, bg, bgi, lm, ls, race, inv_t, sd, ps)
-                i += bs1
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:
@@ -314,183 +352,331 @@ def make(cuda, load, h):
             width *= 2
             lw += 1
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def dist_bin(d):
+        # Monotone bin of a key distance d in [0, 2**32): d itself below 16, then 16 bins per
+        # octave (the top four bits after the leading one). Bins are at most 1/16 octave wide.
+        if d < np.int64(16):
+            return d
+        e = np.int64(0)
+        t_ = d
+        if t_ >= np.int64(1 << 16):
+            t_ >>= 16
+            e += 16
+        if t_ >= np.int64(1 << 8):
+            t_ >>= 8
+            e += 8
+        if t_ >= np.int64(1 << 4):
+            t_ >>= 4
+            e += 4
+        if t_ >= np.int64(1 << 2):
+            t_ >>= 2
+            e += 2
+        if t_ >= np.int64(2):
+            e += 1
+        b = np.int64(16) * (e - 3) + ((d >> (e - 4)) & np.int64(15))
+        if b > np.int64(NBIN - 1):
+            b = np.int64(NBIN - 1)
+        return b
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def bin_dlim(b):
+        # The largest distance d with dist_bin(d) <= b.
+        if b < np.int64(16):
+            return b
+        if b >= np.int64(NBIN - 1):
+            return np.int64(1) << 40
+        e = b // 16 + 3
+        m_ = b & np.int64(15)
+        return ((np.int64(17) + m_) << (e - 4)) - 1
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def key_value(key):
+        # Inverse of order_key: the float32 whose key is ``key`` (+0.0 for the folded zeros).
+        if key >= _SIGN31:
+            return bits_f32(key - _SIGN31)
+        return bits_f32(_LOW32 - key)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def lse_merge(am, as_, bm, bs_):
+        # Two online (max, sum exp) pairs into one (float64).
+        if bm > am:
+            return bm, as_ * math.exp(am - bm) + bs_
+        if bm > _F64_NINF:
+            return am, as_ + bs_ * math.exp(bm - am)
+        return am, as_
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fold_slots(arr, base, lim):
+        # The largest of arr[base : base + FOLD] below index lim (-1 if none): a fixed trip
+        # count, so the loads are issued together.
+        best = _I64_M1
+        for q in range(FOLD):
+            o = base + q
+            c = _I64_M1
+            if o < lim:
+                c = arr[o]
+            if c > best:
+                best = c
+        return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fold_all(arr):
+        # The largest of arr[0 : NFOLD] (the per-folder results).
+        best = _I64_M1
+        for q in range(NFOLD):
+            c = arr[q]
+            if c > best:
+                best = c
+        return best
+
     @cuda.jit(cache=JIT_CACHE)
     def _sample_finalize_fast_kernel(x, n, nsplit, chunk, p1_bs, tpt, cap, temp, topk, topp,
-                                     minp, vllm, seed, pos, pf, pi, tm, tokens, logprobs,
-                                     status):
+                                     minp, vllm, seed, pos, lp, anytk, pf, pi, tm, tokens,
+                                     logprobs, status):
         row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         bs = cuda.blockDim.x
-        sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
-        sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
-        sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
-        sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+        sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
+        sm_cg = cuda.shared.array(MAX_BLOCK, np.int64)
         sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)
         sm_ls = cuda.shared.array(MAX_BLOCK, np.float64)
-        sk = cuda.shared.array(GMAX, np.int64)
+        f1c = cuda.shared.array(NFOLD, np.int64)
+        f1g = cuda.shared.array(NFOLD, np.int64)
+        f1m = cuda.shared.array(NFOLD, np.float64)
+        f1s = cuda.shared.array(NFOLD, np.float64)
+        res = cuda.shared.array(4, np.float64)
+        sb = cuda.shared.array(GMAX, np.int16)
+        tl = cuda.shared.array(TLMAX, np.int32)
         cand = cuda.shared.array(CAND_MAX, np.int64)
-        hist = cuda.shared.array(_RBINS, np.int64)
-        sm_r = cuda.shared.array(8, np.int64)
-        bv = _F32_NINF
-        bi = np.int64(n)
-        bg = _F32_NINF
-        bgi = np.int64(n)
+        srt = cuda.shared.array(KCAP, np.int64)
+        sval = cuda.shared.array(KCAP, np.float32)
+        mass = cuda.shared.array(MASS_N, np.int64)
+        hist = cuda.shared.array(NBIN, np.int32)
+        rk = cuda.shared.array(KCAP, np.int32)
+        grp = cuda.shared.array(NGRP, np.int32)
+        cnt = cuda.shared.array(4, np.int32)
+        sm_r = cuda.shared.array(16, np.int64)
+        bsw = np.int64(bs)
+        # The row's parameters and (when the launch has top-k rows: anytk) this thread's first
+        # tile maxima are loaded first, together, so their latency hides behind the split
+        # reduction.
+        t = temp[row]
+        k = topk[row]
+        G = np.int64(nsplit) * np.int64(tpt)
+        tv = cuda.local.array(TPRE, np.float32)
+        if anytk != 0:
+            for u in range(TPRE):
+                j = np.int64(tid) + np.int64(u) * bsw
+                vu = _F32_NAN
+                if j < G:
+                    vu = tm[row, j]
+                tv[u] = vu
+            b_ = tid
+            while b_ < NBIN:
+                hist[b_] = np.int32(0)
+                b_ += bs
+            if tid < 4:
+                cnt[tid] = np.int32(0)
+            b_ = tid
+            while b_ < KCAP:
+                rk[b_] = np.int32(0)
+                b_ += bs
+        tk = row_topk(t, k, n)
+        # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
+        # score (ties to the lower index), and the (max, sum exp) pairs when logprobs are wanted;
+        # folded per thread, then FOLD slots per thread of the first NFOLD, then by thread 0,
+        # always in the same order.
+        cv = _I64_M1
+        cg = _I64_M1
         lm = _F64_NINF
         ls = _F64_0
         s = tid
         while s < nsplit:
-            v = pf[row, s, 0]
             vi = pi[row, s, 0]
-            if v > bv or (v == bv and vi < bi):
-                bv = v
-                bi = vi
-            g = pf[row, s, 1]
+            if vi < n:
+                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
+                if c > cv:
+                    cv = c
             gi = pi[row, s, 1]
-            if g > bg or (g == bg and gi < bgi):
-                bg = g
-                bgi = gi
-            m2 = np.float64(pf[row, s, 2])
-            s2 = np.float64(pf[row, s, 3])
-            if m2 > lm:
-                ls = ls * math.exp(lm - m2) + s2
-                lm = m2
-            elif m2 > _F64_NINF:
-                ls += s2 * math.exp(m2 - lm)
+            if gi < n:
+                c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
+                if c > cg:
+                    cg = c
+            if lp != 0:
+                lm, ls = lse_merge(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
             s += bs
-        sm_v[tid] = bv
-        sm_i[tid] = bi
-        sm_g[tid] = bg
-        sm_gi[tid] = bgi
+        sm_c[tid] = cv
+        sm_cg[tid] = cg
         sm_lm[tid] = lm
         sm_ls[tid] = ls
         cuda.syncthreads()
-        step = 1
-        while step < bs:
-            step *= 2
-        step //= 2
-        while step > 0:
-            if tid < step and tid + step < bs:
-                o = tid + step
-                merge_max(sm_v, sm_i, tid, o)
-                merge_max(sm_g, sm_gi, tid, o)
-                am = sm_lm[tid]
-                bm = sm_lm[o]
-                if bm > am:
-                    sm_ls[tid] = sm_ls[tid] * math.exp(am - bm) + sm_ls[o]
-                    sm_lm[tid] = bm
-                elif bm > _F64_NINF:
-                    sm_ls[tid] += sm_ls[o] * math.exp(bm - am)
-            cuda.syncthreads()
-            step //= 2
-        m = sm_v[0]
-        tmax = sm_i[0]
+        if tid < NFOLD:
+            base = np.int64(tid) * FOLD
+            f1c[tid] = fold_slots(sm_c, base, bsw)
+            f1g[tid] = fold_slots(sm_cg, base, bsw)
+            if lp != 0:
+                am = _F64_NINF
+                as_ = _F64_0
+                for q in range(FOLD):
+                    o = base + q
+                    if o < bsw:
+                        am, as_ = lse_merge(am, as_, sm_lm[o], sm_ls[o])
+                f1m[tid] = am
+                f1s[tid] = as_
+        cuda.syncthreads()
+        if tid == 0:
+            sm_r[8] = fold_all(f1c)
+            sm_r[9] = fold_all(f1g)
+            am = _F64_NINF
+            as_ = _F64_0
+            if lp != 0:
+                for q in range(NFOLD):
+                    am, as_ = lse_merge(am, as_, f1m[q], f1s[q])
+            res[0] = am
+            res[1] = as_
+        cuda.syncthreads()
+        cv = sm_r[8]
         lse = _F64_NAN
-        if sm_ls[0] > _F64_0:
-            lse = sm_lm[0] + math.log(sm_ls[0])
-        t = temp[row]
-        k = topk[row]
-        if tmax >= n or not row_topk(t, k, n):
+        if res[1] > _F64_0:
+            lse = res[0] + math.log(res[1])
+        if cv < _I64_0 or not tk:
             if tid == 0:
-                if tmax >= n:
+                if cv < _I64_0:
                     tokens[row] = -1
                     logprobs[row] = np.float32(np.nan)
                     status[row] = STATUS_NO_FINITE
                 else:
-                    tok = tmax
+                    c = cv
                     if t != _F32_0:
-                        tok = sm_gi[0]
+                        c = sm_r[9]
+                    tok = _LOW31 - (c & _LOW31)
                     tokens[row] = np.int32(tok)
-                    logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
+                    if lp != 0:
+                        logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
+                    else:
+                        logprobs[row] = np.float32(np.nan)
                     status[row] = STATUS_OK
             return
         # ---- a top-k row: every thread of the block from here on -------------------------
         is_vllm = vllm != 0
         inv_t = _F32_1 / t
         kk = np.int64(k)
-        bsw = np.int64(bs)
-        # (a) tau: the k-th largest tile maximum (key), or -1 when fewer than k tiles have one.
-        # The tiles are sorted by (maximum's key desc, tile asc) with a bitonic sort (no atomics:
-        # tile maxima crowd into a few radix bins); the tiles to read are then a prefix.
-        G = np.int64(nsplit) * np.int64(tpt)
-        PG = np.int64(1)
-        while PG < G:
-            PG *= 2
-        if tid == 0:
-            sm_r[3] = _I64_0   # candidates
-            sm_r[5] = _I64_0   # tiles to read
-        j = np.int64(tid)
-        while j < PG:
-            comp = _I64_M1
+        m = key_value(cv >> _S31)
+        kmax = filter_key(m, inv_t, is_vllm)
+        # (a) tau from a histogram of the tile maxima by their key distance to the row maximum
+        # (dist_bin: monotone, 1/16-octave bins): the first bin B where the tiles counted from
+        # the maximum down reach k; tau = the lowest key of bin B. At least k tiles have their
+        # maximum >= tau, so at least k tokens do. (Fewer than k finite tiles: tau = 0, every
+        # finite token.)
+        for u in range(TPRE):
+            j = np.int64(tid) + np.int64(u) * bsw
             if j < G:
-                v = tm[row, j]
+                v = tv[u]
+                b = np.int64(NBIN)
                 if is_finite(v):
-                    comp = (filter_key(v, inv_t, is_vllm) << _S31) | (_LOW31 - j)
-            sk[j] = comp
+                    b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                    cuda.atomic.add(hist, b, np.int32(1))
+                sb[j] = np.int16(b)
+        j = np.int64(tid) + np.int64(TPRE) * bsw
+        while j < G:
+            v = tm[row, j]
+            b = np.int64(NBIN)
+            if is_finite(v):
+                b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                cuda.atomic.add(hist, b, np.int32(1))
+            sb[j] = np.int16(b)
             j += bsw
         cuda.syncthreads()
-        bitonic_desc(sk, PG, tid, bs)
-        tau = _I64_M1
-        if kk <= G and sk[kk - 1] >= _I64_0:
-            tau = sk[kk - 1] >> _S31
-        # Tiles whose maximum is >= tau: a prefix of sk; thread j finds its end.
+        # group sums (NGRP groups of GW bins), then the group and bin where the count reaches k
+        g_ = tid
+        while g_ < NGRP:
+            c32 = np.int32(0)
+            for q in range(GW):
+                c32 += hist[g_ * GW + q]
+            grp[g_] = c32
+            g_ += bs
+        if tid == 0:
+            sm_r[0] = np.int64(NBIN - 1)
+        cuda.syncthreads()
+        g_ = tid
+        while g_ < NGRP:
+            run = _I64_0
+            for q in range(NGRP):
+                gq = np.int64(grp[q])
+                if q < g_:
+                    run += gq
+            if run < kk and run + np.int64(grp[g_]) >= kk:
+                for q in range(GW):
+                    hb = np.int64(hist[g_ * GW + q])
+                    if run < kk and run + hb >= kk:
+                        sm_r[0] = np.int64(g_ * GW + q)
+                    run += hb
+            g_ += bs
+        cuda.syncthreads()
+        bsel = sm_r[0]
+        tau = kmax - bin_dlim(bsel)
+        if tau < _I64_0:
+            tau = _I64_0
+        # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
+        # (candidates are ranked by (key desc, index asc) below)
         j = np.int64(tid)
         while j < G:
-            kj = _I64_M1
-            if sk[j] >= _I64_0:
-                kj = sk[j] >> _S31
-            kn = _I64_M1
-            if j + 1 < G and sk[j + 1] >= _I64_0:
-                kn = sk[j + 1] >> _S31
-            if kj >= tau and kj >= _I64_0 and (kn < tau or kn < _I64_0):
-                sm_r[5] = j + _I64_1
+            if np.int64(sb[j]) <= bsel:
+                slot = cuda.atomic.add(cnt, 1, np.int32(1))
+                if slot < TLMAX:
+                    tl[slot] = np.int32(j)
             j += bsw
         cuda.syncthreads()
-        nq = sm_r[5]
-        # (b) gather the finite tokens with key >= tau from those tiles. Tile q = split * tpt + r
-        # holds the tokens split * chunk + r + c * tpt (thread t of a split streams
-        # t + u * p1_bs, and p1_bs is a multiple of tpt).
-        ept = (chunk + tpt - 1) // tpt
-        # Tokens per tile rounded up to a power of two so the index math is shifts (the padding
-        # positions load nothing); tpt is a power of two.
-        eb = np.int64(0)
-        while (np.int64(1) << eb) < ept:
-            eb += 1
-        tb = np.int64(0)
-        while (np.int64(1) << tb) < tpt:
-            tb += 1
-        emask = (np.int64(1) << eb) - 1
-        tmask = np.int64(tpt) - 1
-        total = nq << eb
-        w0 = np.int64(tid)
-        vals = cuda.local.array(4, np.float32)
-        idxs = cuda.local.array(4, np.int64)
-        while w0 < total:
-            for u in range(4):
-                w = w0 + np.int64(u) * bsw
-                idxs[u] = _I64_M1
-                c = w & emask
-                if w < total and c < ept:
-                    q = _LOW31 - (sk[w >> eb] & _LOW31)
-                    sp = q >> tb
-                    lo = sp * chunk
-                    i = lo + (q & tmask) + (c << tb)
-                    if i < min(lo + chunk, n):
-                        idxs[u] = i
-                        vals[u] = load(x, row, i)
-            for u in range(4):
-                i = idxs[u]
-                if i >= _I64_0:
-                    v = vals[u]
-                    if is_finite(v):
-                        key = filter_key(v, inv_t, is_vllm)
-                        if key >= tau:
-                            slot = cuda.atomic.add(sm_r, 3, _I64_1)
-                            if slot < cap:
-                                cand[slot] = (key << _S31) | (_LOW31 - i)
-            w0 += bsw * np.int64(4)
-        cuda.syncthreads()
-        C = sm_r[3]
-        if C > cap:
+        nq = np.int64(cnt[1])
+        C = _I64_0
+        if nq <= TLMAX:
+            # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
+            # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
+            # streams t + u * p1_bs, and p1_bs is a multiple of tpt, a power of two). Work item
+            # w is token c = w mod ept of list slot w div ept (a float64 quotient, corrected).
+            ept = (chunk + tpt - 1) // tpt
+            inv_ept = _F64_1 / np.float64(ept)
+            total = nq * ept
+            tb = np.int64(0)
+            while (np.int64(1) << tb) < tpt:
+                tb += 1
+            tmask = np.int64(tpt) - 1
+            w0 = np.int64(tid)
+            vals = cuda.local.array(GU, np.float32)
+            idxs = cuda.local.array(GU, np.int64)
+            while w0 < total:
+                for u2 in range(GU):
+                    w = w0 + np.int64(u2) * bsw
+                    idxs[u2] = _I64_M1
+                    if w < total:
+                        sl = np.int64(np.float64(w) * inv_ept)
+                        if sl * ept > w:
+                            sl -= _I64_1
+                        elif (sl + _I64_1) * ept <= w:
+                            sl += _I64_1
+                        c = w - sl * ept
+                        q = np.int64(tl[sl])
+                        sp = q >> tb
+                        lo = sp * chunk
+                        i = lo + (q & tmask) + (c << tb)
+                        if i < min(lo + chunk, n):
+                            idxs[u2] = i
+                            vals[u2] = load(x, row, i)
+                for u2 in range(GU):
+                    i = idxs[u2]
+                    if i >= _I64_0:
+                        v = vals[u2]
+                        if is_finite(v):
+                            key = filter_key(v, inv_t, is_vllm)
+                            if key >= tau:
+                                slot = np.int64(cuda.atomic.add(cnt, 0, np.int32(1)))
+                                if slot < cap:
+                                    cand[slot] = (key << _S31) | (_LOW31 - i)
+                w0 += bsw * np.int64(GU)
+            cuda.syncthreads()
+            C = np.int64(cnt[0])
+        if nq > TLMAX or C > cap:
             # Overflow: exact k-th key by a radix select over the whole row, then gather the
             # top k in index order (ties to the lower index).
             need = kk
@@ -500,7 +686,7 @@ def make(cuda, load, h):
                 sh = np.int64(24 - 8 * rnd)
                 b_ = tid
                 while b_ < _RBINS:
-                    hist[b_] = _I64_0
+                    mass[b_] = _I64_0
                     b_ += bs
                 cuda.syncthreads()
                 i = np.int64(tid)
@@ -509,18 +695,18 @@ def make(cuda, load, h):
                     if is_finite(v):
                         key = filter_key(v, inv_t, is_vllm)
                         if rnd == 0 or (key >> (sh + 8)) == prefix:
-                            cuda.atomic.add(hist, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
+                            cuda.atomic.add(mass, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
                     i += bsw
                 cuda.syncthreads()
                 if rnd == 0:
                     tot = _I64_0
                     for b2 in range(_RBINS):
-                        tot += hist[b2]
+                        tot += mass[b2]
                     nfin = tot
                     if need > nfin:
                         need = nfin
                     kk = need
-                digit_pick(hist, sm_i, sm_r, tid, bs, need)
+                digit_pick(mass, sm_c, sm_r, tid, bs, need)
                 prefix = (prefix << np.int64(8)) | sm_r[0]
                 need -= sm_r[1]
                 cuda.syncthreads()
@@ -542,20 +728,20 @@ def make(cuda, load, h):
                             gt = _I64_1
                         elif key == vkey:
                             eq = _I64_1
-                sm_i[tid] = eq
+                sm_c[tid] = eq
                 cuda.syncthreads()
-                block_incl_scan(sm_i, tid, bs)
-                eq_rank = ties + sm_i[tid] - eq
-                eq_tot = sm_i[bs - 1]
+                block_incl_scan(sm_c, tid, bs)
+                eq_rank = ties + sm_c[tid] - eq
+                eq_tot = sm_c[bs - 1]
                 cuda.syncthreads()
                 take = gt
                 if eq == _I64_1 and eq_rank < need:
                     take = _I64_1
-                sm_i[tid] = take
+                sm_c[tid] = take
                 cuda.syncthreads()
-                block_incl_scan(sm_i, tid, bs)
-                slot = taken + sm_i[tid] - take
-                tk_tot = sm_i[bs - 1]
+                block_incl_scan(sm_c, tid, bs)
+                slot = taken + sm_c[tid] - take
+                tk_tot = sm_c[bs - 1]
                 if take == _I64_1 and slot < CAND_MAX:
                     cand[slot] = (key << _S31) | (_LOW31 - i)
                 ties += eq_tot
@@ -563,21 +749,13 @@ def make(cuda, load, h):
                 cuda.syncthreads()
                 i0 += bsw
             C = taken
-        else:
-            if C < kk:
-                kk = C
-        # (b') sort the candidates: (key desc, index asc) is composite desc.
-        P2 = np.int64(1)
-        while P2 < C:
-            P2 *= 2
-        j = C + np.int64(tid)
-        while j < P2:
-            cand[j] = _I64_M1
-            j += bsw
-        cuda.syncthreads()
-        bitonic_desc(cand, P2, tid, bs)
-        # (c) filters on the sorted prefix of length K = kk.
+        elif C < kk:
+            kk = C
         K = kk
+        # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
+        # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
+        # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
+        # cnt[2] = how many of them pass min-p (a prefix: they are sorted).
         p = topp[row]
         mp = minp[row]
         xm = np.float64(m)                      # llama reference: the raw maximum
@@ -586,111 +764,161 @@ def make(cuda, load, h):
         thr = _F64_NINF
         if mp > _F32_0:
             thr = xm + math.log(np.float64(mp))
-        if tid == 0:
-            sm_r[6] = K
-        cuda.syncthreads()
-        if is_vllm and mp > _F32_0:
-            # vllm: min-p first; the survivors among the top K are a prefix of it.
-            if tid == 0:
-                sm_r[6] = _I64_0
-            cuda.syncthreads()
-            c_ = _I64_0
-            j = np.int64(tid)
-            while j < K:
-                ii = _LOW31 - (cand[j] & _LOW31)
-                sv = np.float32(load(x, row, ii) * inv_t)
-                if np.float64(sv) >= thr:
-                    c_ += _I64_1
+        if C > RANK_MAX:
+            P2 = np.int64(1)
+            while P2 < C:
+                P2 *= 2
+            j = C + np.int64(tid)
+            while j < P2:
+                cand[j] = _I64_M1
                 j += bsw
-            if c_ > _I64_0:
-                cuda.atomic.add(sm_r, 6, c_)
             cuda.syncthreads()
-        K = sm_r[6]
-        L = K
+            bitonic_desc(cand, P2, tid, bs)
+        # Rank by counting the larger composites (C <= RANK_MAX): candidate jj's count is split
+        # over ``parts`` threads (tid = part * Cp + jj, Cp = C rounded up to a power of two),
+        # each counting one stretch of the list and adding it to rk[jj]. Above RANK_MAX the
+        # bitonic sort above has ordered cand: the rank is the position.
+        Cp = np.int64(1)
+        lcp = np.int64(0)
+        while Cp < C:
+            Cp *= 2
+            lcp += 1
+        parts = bsw >> lcp
+        if C <= RANK_MAX and parts >= 2:
+            jj = np.int64(tid) & (Cp - 1)
+            part = np.int64(tid) >> lcp
+            per = (C + parts - 1) // parts
+            q = part * per
+            qe = min(C, q + per)
+            if jj < C and q < qe:
+                me = cand[jj]
+                c32 = np.int32(0)
+                while q < qe:
+                    a0 = cand[q]
+                    a1 = cand[q + 1]
+                    a2 = cand[q + 2]
+                    a3 = cand[q + 3]
+                    if a0 > me:
+                        c32 += np.int32(1)
+                    if a1 > me and q + 1 < qe:
+                        c32 += np.int32(1)
+                    if a2 > me and q + 2 < qe:
+                        c32 += np.int32(1)
+                    if a3 > me and q + 3 < qe:
+                        c32 += np.int32(1)
+                    q += 4
+                if c32 > 0:
+                    cuda.atomic.add(rk, jj, c32)
+            cuda.syncthreads()
+        j = np.int64(tid)
+        while j < C:
+            me = cand[j]
+            r_ = j
+            if C <= RANK_MAX:
+                if parts >= 2:
+                    r_ = np.int64(rk[j])
+                else:
+                    r_ = _I64_0
+                    q = _I64_0
+                    while q < C:
+                        a0 = cand[q]
+                        a1 = cand[q + 1]
+                        a2 = cand[q + 2]
+                        a3 = cand[q + 3]
+                        if a0 > me:
+                            r_ += _I64_1
+                        if a1 > me and q + 1 < C:
+                            r_ += _I64_1
+                        if a2 > me and q + 2 < C:
+                            r_ += _I64_1
+                        if a3 > me and q + 3 < C:
+                            r_ += _I64_1
+                        q += 4
+            if r_ < K:
+                fv = key_value(me >> _S31)
+                srt[r_] = me
+                sval[r_] = fv
+                mass[r_] = np.int64(math.floor(math.exp(np.float64(fv) - xm) * _MASS_SCALE
+                                               + _F64_HALF))
+                if np.float64(fv) >= thr:
+                    cuda.atomic.add(cnt, 2, np.int32(1))
+            j += bsw
+        cuda.syncthreads()
+        # (c) filters on the sorted prefix. vllm: min-p first (the first cnt[2]), then top-p;
+        # llama: top-p, then min-p (the survivors: the first min(L, cnt[2])).
+        nmp = np.int64(cnt[2])
+        Kp = K
+        if is_vllm and mp > _F32_0:
+            Kp = nmp
+        L = Kp
         if p < _F32_1:
-            # Integer masses of the first K, their prefix sums, the first crossing of the target.
-            # K <= KCAP; threads own consecutive chunks of positions so the scan is ordered.
-            per = (K + bs - 1) // bs
-            c_ = _I64_0
-            for q in range(per):
-                j = np.int64(tid) * per + q
-                if j < K:
-                    ii = _LOW31 - (cand[j] & _LOW31)
-                    v = load(x, row, ii)
-                    kv = v
-                    if is_vllm:
-                        kv = np.float32(v * inv_t)
-                    y = math.exp(np.float64(kv) - xm) * _MASS_SCALE
-                    c_ += np.int64(math.floor(y + _F64_HALF))
-            sm_i[tid] = c_
-            cuda.syncthreads()
-            block_incl_scan(sm_i, tid, bs)
-            z = sm_i[bs - 1]
-            tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
-            if tgt > z:
-                tgt = z
-            run = sm_i[tid] - c_
+            # each owner sums the masses before it; the one where the running sum first reaches
+            # ceil(p * total) sets L
             if tid == 0:
-                sm_r[7] = K
+                sm_r[7] = Kp
             cuda.syncthreads()
-            if run < tgt and run + c_ >= tgt:
-                for q in range(per):
-                    j = np.int64(tid) * per + q
-                    if j < K:
-                        ii = _LOW31 - (cand[j] & _LOW31)
-                        v = load(x, row, ii)
-                        kv = v
-                        if is_vllm:
-                            kv = np.float32(v * inv_t)
-                        y = math.exp(np.float64(kv) - xm) * _MASS_SCALE
-                        qj = np.int64(math.floor(y + _F64_HALF))
-                        if run < tgt and run + qj >= tgt:
-                            sm_r[7] = j + _I64_1
-                        run += qj
+            j = np.int64(tid)
+            while j < Kp:
+                before = _I64_0
+                z = _I64_0
+                q = _I64_0
+                while q < Kp:
+                    m0 = mass[q]
+                    m1 = mass[q + 1]
+                    m2 = mass[q + 2]
+                    m3 = mass[q + 3]
+                    if q + 1 >= Kp:
+                        m1 = _I64_0
+                    if q + 2 >= Kp:
+                        m2 = _I64_0
+                    if q + 3 >= Kp:
+                        m3 = _I64_0
+                    z += m0 + m1 + m2 + m3
+                    if q < j:
+                        before += m0
+                    if q + 1 < j:
+                        before += m1
+                    if q + 2 < j:
+                        before += m2
+                    if q + 3 < j:
+                        before += m3
+                    q += 4
+                tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
+                if tgt > z:
+                    tgt = z
+                if before < tgt and before + mass[j] >= tgt:
+                    sm_r[7] = j + _I64_1
+                j += bsw
             cuda.syncthreads()
             L = sm_r[7]
             if L < _I64_1:
                 L = _I64_1
-            cuda.syncthreads()
-        if (not is_vllm) and mp > _F32_0:
-            # llama: min-p after top-p; the survivors are a prefix of the raw order.
-            if tid == 0:
-                sm_r[6] = _I64_0
-            cuda.syncthreads()
-            c_ = _I64_0
-            j = np.int64(tid)
-            while j < L:
-                ii = _LOW31 - (cand[j] & _LOW31)
-                if np.float64(load(x, row, ii)) >= thr:
-                    c_ += _I64_1
-                j += bsw
-            if c_ > _I64_0:
-                cuda.atomic.add(sm_r, 6, c_)
-            cuda.syncthreads()
-            L = sm_r[6]
-        # (d) Gumbel-max over the L survivors.
+        if (not is_vllm) and mp > _F32_0 and nmp < L:
+            L = nmp
+        # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
         sd = seed[row]
         ps = pos[row]
-        bg = _F32_NINF
-        bgi = np.int64(n)
         j = np.int64(tid)
         while j < L:
-            ii = _LOW31 - (cand[j] & _LOW31)
-            sv = np.float32(load(x, row, ii) * inv_t)
+            ii = _LOW31 - (srt[j] & _LOW31)
+            sv = sval[j]
+            if not is_vllm:
+                sv = np.float32(sv * inv_t)
             g = sv + token_gumbel(sd, ps, ii)
-            if g > bg or (g == bg and ii < bgi):
-                bg = g
-                bgi = ii
+            sm_cg[j] = (order_key(g) << _S31) | (_LOW31 - ii)
             j += bsw
         cuda.syncthreads()
-        sm_g[tid] = bg
-        sm_gi[tid] = bgi
+        if tid < NFOLD:
+            f1g[tid] = fold_slots(sm_cg, np.int64(tid) * FOLD, L)
         cuda.syncthreads()
-        block_argmax(sm_g, sm_gi, tid, bs)
         if tid == 0:
-            tok = sm_gi[0]
+            c = fold_all(f1g)
+            tok = _LOW31 - (c & _LOW31)
             tokens[row] = np.int32(tok)
-            logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
+            if lp != 0:
+                logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
+            else:
+                logprobs[row] = np.float32(np.nan)
             status[row] = STATUS_OK
 
     return SimpleNamespace(partials=partials,

@@ -1,0 +1,41 @@
+"""Per-kernel device time of the Sampler's kernels (run under ncu, see kprofile.sh).
+
+Prints one marker line per configuration; ncu's CSV lists the kernels in launch order.
+Also prints graph-timed per-call figures (bench/common.py's method) for the same configs.
+"""
+import sys
+
+import numpy as np
+
+import rocsample
+from bench.common import time_calls
+from rocsample.backends import get_backend
+
+CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
+MODES = {"greedy": dict(temperature=0.0), "temp": dict(temperature=0.8), "chain": CHAIN,
+         "topk50": dict(top_k=50, temperature=0.8), "topp": dict(top_p=0.95, temperature=0.8)}
+SHAPES = [(1, 1024), (1, 32000), (1, 151936), (8, 32000), (64, 32000), (64, 151936), (256, 262144)]
+be = get_backend()
+graph = "--graph" in sys.argv
+modes = [m for m in MODES if f"--{m}" in sys.argv] or ["greedy", "chain"]
+for rows, vocab in SHAPES:
+    rng = np.random.default_rng(rows * 7 + vocab)
+    host = (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
+    s = be.runtime.new_stream()
+    st = be.stream(s)
+    x = be.as_array(host, "logits", st)
+    seed = be.as_array(np.arange(rows, dtype=np.int64), "seed", st)
+    pos = be.as_array(np.zeros(rows, np.int64), "position", st)
+    plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
+    for m in modes:
+        def call(plan=plan, x=x, seed=seed, pos=pos, m=m):
+            plan(x, seed=seed, position=pos, check=False, **MODES[m])
+        call()
+        call()
+        be.synchronize(s)
+        print(f"MARK {m} {rows}x{vocab} splits={plan.splits} tpt={plan.tpt}", flush=True)
+        call()
+        be.synchronize(s)
+        if graph:
+            t = time_calls(be, call, s)
+            print(f"GRAPH {m} {rows}x{vocab} gpu_us={t.info()}", flush=True)
