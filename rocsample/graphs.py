@@ -38,6 +38,8 @@ class Graph:
         self._graph = None
         self._exec = None
         self._last_stream = None
+        self._arg_stream = None
+        self._arg_st = None
         self.replays = 0
         self.released = False
 
@@ -51,7 +53,15 @@ class Graph:
             raise CaptureError(
                 "graph: not replayable (" + ("released" if self.released else "capture not finished") + ")"
             )
-        st = self.stream if stream is None else self.backend.stream(stream)
+        if stream is None:
+            st = self.stream
+        elif stream is self._arg_stream and not isinstance(stream, int):
+            # the same live stream object as last time (its handle cannot have been recycled
+            # while it is alive): skip the driver queries of the normalisation
+            st = self._arg_st
+        else:
+            st = self.backend.stream(stream)
+            self._arg_stream, self._arg_st = stream, st
         self.backend.runtime.graph_launch(self._exec, st)
         self._last_stream = st
         self.replays += 1

@@ -161,6 +161,12 @@ class DriverRuntime(Runtime):
         return self.vendor.graph_instantiate(self, graph)
 
     def graph_launch(self, exec_, stream: Stream) -> None:
+        native = self.vendor.native_calls()
+        if native is not None:
+            err = native[1](int(exec_), int(stream.handle) or None)
+            if err != 0:
+                raise DriverError(f"{self.vendor.native[2]} failed: error {err}")
+            return
         self.call("cuGraphLaunch", exec_, stream.handle)
 
     def graph_destroy(self, graph) -> None:

@@ -15,6 +15,7 @@ from .gpu import GpuBackend, VendorBase
 
 class Vendor(VendorBase):
     name = "cuda"
+    native = ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

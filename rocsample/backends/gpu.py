@@ -12,10 +12,38 @@ class VendorBase:
     """What both vendor modules share; each adds only the calls that differ."""
 
     name = ""
+    #: (driver library, kernel-launch symbol, graph-launch symbol) for the repeated-call paths;
+    #: both symbols take the CUDA driver API's arguments (HIP's module launch mirrors it).
+    native = None
 
     def __init__(self, cuda, driver) -> None:
         self.cuda = cuda
         self.driver = driver
+        self._native = False
+
+    def native_calls(self):
+        """(launch_kernel, graph_launch) as ctypes functions, or None where not loadable.
+
+        A bound launch or a graph replay then costs one ctypes call instead of the binding
+        layer's argument conversion (several microseconds per call).
+        """
+        if self._native is False:
+            self._native = None
+            if self.native is not None:
+                lib_name, launch_sym, graph_sym = self.native
+                try:
+                    lib = ctypes.CDLL(lib_name)
+                    lk = getattr(lib, launch_sym)
+                    gl = getattr(lib, graph_sym)
+                except (OSError, AttributeError):
+                    return None
+                vp, ui = ctypes.c_void_p, ctypes.c_uint
+                lk.argtypes = [vp, ui, ui, ui, ui, ui, ui, ui, vp, vp, vp]
+                lk.restype = ctypes.c_int
+                gl.argtypes = [vp, vp]
+                gl.restype = ctypes.c_int
+                self._native = (lk, gl)
+        return self._native
 
     @staticmethod
     def stream_handle(stream) -> int:
@@ -83,6 +111,21 @@ class GpuBackend(NumbaBackend):
         launch = self.runtime.drv.cuLaunchKernel
         handle = stream.handle
         addr = ctypes.addressof(params)
+        native = self.vendor.native_calls()
+        if native is not None:
+            lk = native[0]
+            f_c = ctypes.c_void_p(int(func))
+            h_c = ctypes.c_void_p(int(handle) or None)
+            p_c = ctypes.c_void_p(addr)
+            g0, g1, g2 = grid
+            b0, b1, b2 = block
+
+            def run_native(_keep=keep):
+                err = lk(f_c, g0, g1, g2, b0, b1, b2, 0, h_c, p_c, None)
+                if err != 0:
+                    raise RuntimeError(f"{self.vendor.native[1]} failed: error {err}")
+
+            return run_native
 
         def run(_keep=keep):
             err = launch(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, handle, addr, 0)

@@ -81,6 +81,20 @@ def test_replay_streams_count_and_release_event(pool, rt):
     assert rt.free_calls == 0
 
 
+def test_replay_reuses_the_stream_of_the_same_object_only(pool, rt):
+    # replay caches the normalised stream of the last stream object it was given: an
+    # alternation with the default (None) and another object must still launch where asked
+    s, other = rt.new_stream(0), rt.new_stream(1)
+    pool.prewarm(s, {"p": 256})
+    with graphs.capture(s) as g:
+        pool.request(s, 256, "p")
+    for arg in (other, None, other, s, other, None):
+        g.replay(arg)
+    want = [st(other), st(s), st(other), st(s), st(other), st(s)]
+    assert rt.launch_streams == want
+    assert g.replays == 6
+
+
 def test_replay_errors_and_release_destroys_once(pool, rt):
     s = rt.new_stream(0)
     with graphs.capture(s) as g:
