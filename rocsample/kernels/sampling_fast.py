@@ -113,6 +113,47 @@ STATUS_OK = 0
 STATUS_NO_FINITE = 1
 
 
+def _dist_bin(d):
+    # Monotone bin of a key distance d in [0, 2**32): d itself below 16, then 16 bins per
+    # octave (the top four bits after the leading one). Bins are at most 1/16 octave wide.
+    # Outside the domain: 0 below, NBIN - 1 above (an index into the histogram either way).
+    if d < np.int64(16):
+        if d < np.int64(0):
+            return np.int64(0)  # never for a true row maximum; kept in range regardless
+        return d
+    if d >= np.int64(1 << 32):
+        return np.int64(NBIN - 1)
+    e = np.int64(0)
+    t_ = d
+    if t_ >= np.int64(1 << 16):
+        t_ >>= 16
+        e += 16
+    if t_ >= np.int64(1 << 8):
+        t_ >>= 8
+        e += 8
+    if t_ >= np.int64(1 << 4):
+        t_ >>= 4
+        e += 4
+    if t_ >= np.int64(1 << 2):
+        t_ >>= 2
+        e += 2
+    if t_ >= np.int64(2):
+        e += 1
+    b = np.int64(16) * (e - 3) + ((d >> (e - 4)) & np.int64(15))
+    return b
+
+
+def _bin_dlim(b):
+    # The largest distance d with _dist_bin(d) <= b.
+    if b < np.int64(16):
+        return b
+    if b >= np.int64(NBIN - 1):
+        return np.int64(1) << 40
+    e = b // 16 + 3
+    m_ = b & np.int64(15)
+    return ((np.int64(17) + m_) << (e - 4)) - 1
+
+
 def make(cuda, load, h):
     """Compile the fast-path kernels for one logits loader.
 
@@ -352,43 +393,8 @@ def make(cuda, load, h):
             width *= 2
             lw += 1
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def dist_bin(d):
-        # Monotone bin of a key distance d in [0, 2**32): d itself below 16, then 16 bins per
-        # octave (the top four bits after the leading one). Bins are at most 1/16 octave wide.
-        if d < np.int64(16):
-            return d
-        e = np.int64(0)
-        t_ = d
-        if t_ >= np.int64(1 << 16):
-            t_ >>= 16
-            e += 16
-        if t_ >= np.int64(1 << 8):
-            t_ >>= 8
-            e += 8
-        if t_ >= np.int64(1 << 4):
-            t_ >>= 4
-            e += 4
-        if t_ >= np.int64(1 << 2):
-            t_ >>= 2
-            e += 2
-        if t_ >= np.int64(2):
-            e += 1
-        b = np.int64(16) * (e - 3) + ((d >> (e - 4)) & np.int64(15))
-        if b > np.int64(NBIN - 1):
-            b = np.int64(NBIN - 1)
-        return b
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def bin_dlim(b):
-        # The largest distance d with dist_bin(d) <= b.
-        if b < np.int64(16):
-            return b
-        if b >= np.int64(NBIN - 1):
-            return np.int64(1) << 40
-        e = b // 16 + 3
-        m_ = b & np.int64(15)
-        return ((np.int64(17) + m_) << (e - 4)) - 1
+    dist_bin = cuda.jit(device=True, cache=JIT_CACHE)(_dist_bin)
+    bin_dlim = cuda.jit(device=True, cache=JIT_CACHE)(_bin_dlim)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def key_value(key):
@@ -419,6 +425,27 @@ def make(cuda, load, h):
             if c > best:
                 best = c
         return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def count_greater(arr, me, q, qe):
+        # How many of arr[q:qe] exceed me: four loads per step, issued together (the slots up to
+        # three past qe are inside the array and masked).
+        c_ = _I64_0
+        while q < qe:
+            a0 = arr[q]
+            a1 = arr[q + 1]
+            a2 = arr[q + 2]
+            a3 = arr[q + 3]
+            if a0 > me:
+                c_ += _I64_1
+            if a1 > me and q + 1 < qe:
+                c_ += _I64_1
+            if a2 > me and q + 2 < qe:
+                c_ += _I64_1
+            if a3 > me and q + 3 < qe:
+                c_ += _I64_1
+            q += 4
+        return c_
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def fold_all(arr):
@@ -791,24 +818,9 @@ def make(cuda, load, h):
             q = part * per
             qe = min(C, q + per)
             if jj < C and q < qe:
-                me = cand[jj]
-                c32 = np.int32(0)
-                while q < qe:
-                    a0 = cand[q]
-                    a1 = cand[q + 1]
-                    a2 = cand[q + 2]
-                    a3 = cand[q + 3]
-                    if a0 > me:
-                        c32 += np.int32(1)
-                    if a1 > me and q + 1 < qe:
-                        c32 += np.int32(1)
-                    if a2 > me and q + 2 < qe:
-                        c32 += np.int32(1)
-                    if a3 > me and q + 3 < qe:
-                        c32 += np.int32(1)
-                    q += 4
-                if c32 > 0:
-                    cuda.atomic.add(rk, jj, c32)
+                c_ = count_greater(cand, cand[jj], q, qe)
+                if c_ > _I64_0:
+                    cuda.atomic.add(rk, jj, np.int32(c_))
             cuda.syncthreads()
         j = np.int64(tid)
         while j < C:
@@ -818,22 +830,7 @@ def make(cuda, load, h):
                 if parts >= 2:
                     r_ = np.int64(rk[j])
                 else:
-                    r_ = _I64_0
-                    q = _I64_0
-                    while q < C:
-                        a0 = cand[q]
-                        a1 = cand[q + 1]
-                        a2 = cand[q + 2]
-                        a3 = cand[q + 3]
-                        if a0 > me:
-                            r_ += _I64_1
-                        if a1 > me and q + 1 < C:
-                            r_ += _I64_1
-                        if a2 > me and q + 2 < C:
-                            r_ += _I64_1
-                        if a3 > me and q + 3 < C:
-                            r_ += _I64_1
-                        q += 4
+                    r_ = count_greater(cand, me, _I64_0, C)
             if r_ < K:
                 fv = key_value(me >> _S31)
                 srt[r_] = me

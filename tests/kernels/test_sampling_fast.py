@@ -123,3 +123,19 @@ def test_routing(backend, shape, rng):
                        np.zeros(2, np.float32)) == (True, True)
     assert plan._route(40, np.ones(2, np.float32), np.array([0, 0]),
                        np.array([0.5, 1.0], np.float32), np.zeros(2, np.float32)) is None
+
+
+def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():
+    # tau = kmax - _bin_dlim(B) is only a valid bound if the bins are monotone in the distance
+    # and _bin_dlim(B) is the largest distance binned <= B (pure host code: every backend).
+    rng = np.random.default_rng(5)
+    ds = np.unique(np.concatenate([np.arange(1 << 14), rng.integers(0, 1 << 32, 20000),
+                                   (1 << np.arange(33)) - 1, 1 << np.arange(32)]))
+    bins = np.array([KF._dist_bin(np.int64(d)) for d in ds])
+    assert (np.diff(bins) >= 0).all()
+    assert bins.min() == 0 and bins.max() < KF.NBIN - 1
+    for b in range(int(bins.max()) + 1):
+        dl = int(KF._bin_dlim(np.int64(b)))
+        assert KF._dist_bin(np.int64(dl)) <= b < KF._dist_bin(np.int64(dl + 1)), b
+    assert KF._bin_dlim(np.int64(KF.NBIN - 1)) >= 1 << 32
+    assert KF._dist_bin(np.int64(-5)) == 0 and KF._dist_bin(np.int64(1 << 40)) == KF.NBIN - 1
