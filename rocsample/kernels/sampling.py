@@ -173,6 +173,31 @@ def build(cuda):
     # Per-element bodies of the streaming loops. Each loop is unrolled by 4: a thread issues
     # its four loads (indices i, i+bs, i+2bs, i+3bs) before using any of them, then folds
     # the values in increasing index order, so tie-breaks and integer sums are unchanged.
+    # Online log-sum-exp pairs (max, sum of exp(x - max)): one element into a float32 pair, two
+    # float32 pairs (phase 1), two float64 pairs (phase 2). One definition for both paths, so
+    # their logprobs round alike.
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def lse_add32(lm, ls, v):
+        if v > lm:
+            return v, ls * np.float32(math.exp(lm - v)) + _F32_1
+        return lm, ls + np.float32(math.exp(v - lm))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def lse_merge32(am, as_, bm, bs_):
+        if bm > am:
+            return bm, as_ * np.float32(math.exp(am - bm)) + bs_
+        if bm > _F32_NINF:
+            return am, as_ + bs_ * np.float32(math.exp(bm - am))
+        return am, as_
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def lse_merge64(am, as_, bm, bs_):
+        if bm > am:
+            return bm, as_ * math.exp(am - bm) + bs_
+        if bm > _F64_NINF:
+            return am, as_ + bs_ * math.exp(bm - am)
+        return am, as_
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def stats_item(v, i, draw, want_lp, inv_t, sd, ps, bv, bi, bg, bgi, cnt, lm, ls):
         if is_finite(v):
@@ -187,11 +212,7 @@ def build(cuda):
                     bg = g
                     bgi = i
             if want_lp:
-                if v > lm:
-                    ls = ls * np.float32(math.exp(lm - v)) + _F32_1
-                    lm = v
-                else:
-                    ls += np.float32(math.exp(v - lm))
+                lm, ls = lse_add32(lm, ls, v)
         return bv, bi, bg, bgi, cnt, lm, ls
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -300,13 +321,8 @@ def build(cuda):
                     merge_max(sm_v, sm_i, tid, o)
                     merge_max(sm_g, sm_gi, tid, o)
                     sm_c[tid] += sm_c[o]
-                    am = sm_lm[tid]
-                    bm = sm_lm[o]
-                    if bm > am:
-                        sm_ls[tid] = sm_ls[tid] * np.float32(math.exp(am - bm)) + sm_ls[o]
-                        sm_lm[tid] = bm
-                    elif bm > _F32_NINF:
-                        sm_ls[tid] += sm_ls[o] * np.float32(math.exp(bm - am))
+                    sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                         sm_ls[o])
                 cuda.syncthreads()
                 step //= 2
             if tid == 0:
@@ -352,13 +368,8 @@ def build(cuda):
                     bg = g
                     bgi = gi
                 cnt += pi[row, s, PI_CNT]
-                m2 = np.float64(pf[row, s, PF_LM])
-                s2 = np.float64(pf[row, s, PF_LS])
-                if m2 > lm:
-                    ls = ls * math.exp(lm - m2) + s2
-                    lm = m2
-                elif m2 > _F64_NINF:
-                    ls += s2 * math.exp(m2 - lm)
+                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, PF_LM]),
+                                     np.float64(pf[row, s, PF_LS]))
                 s += bs
             sm_v[tid] = bv
             sm_i[tid] = bi
@@ -386,13 +397,8 @@ def build(cuda):
                     merge_max(sm_v, sm_i, tid, o)
                     merge_max(sm_g, sm_gi, tid, o)
                     sm_c[tid] += sm_c[o]
-                    am = sm_lm[tid]
-                    bm = sm_lm[o]
-                    if bm > am:
-                        sm_ls[tid] = sm_ls[tid] * math.exp(am - bm) + sm_ls[o]
-                        sm_lm[tid] = bm
-                    elif bm > _F64_NINF:
-                        sm_ls[tid] += sm_ls[o] * math.exp(bm - am)
+                    sm_lm[tid], sm_ls[tid] = lse_merge64(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                         sm_ls[o])
                 cuda.syncthreads()
                 step //= 2
             if tid == 0:
@@ -855,7 +861,10 @@ def build(cuda):
         fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
                                                       token_gumbel=token_gumbel,
                                                       merge_max=merge_max,
-                                                      bits_f32=bits_f32))
+                                                      bits_f32=bits_f32,
+                                                      lse_add32=lse_add32,
+                                                      lse_merge32=lse_merge32,
+                                                      lse_merge64=lse_merge64))
         return SimpleNamespace(
             fast=fast,
             _sample_partials_kernel=_sample_partials_kernel,

@@ -164,7 +164,7 @@ def make(cuda, load, h):
     load : device function ``load(x, row, i) -> float32``
     h : namespace
         Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``,
-        ``merge_max``, ``block_argmax``.
+        ``merge_max``, ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``.
 
     Returns
     -------
@@ -177,6 +177,9 @@ def make(cuda, load, h):
     token_gumbel = h.token_gumbel
     merge_max = h.merge_max
     bits_f32 = h.bits_f32
+    lse_add32 = h.lse_add32
+    lse_merge32 = h.lse_merge32
+    lse_merge64 = h.lse_merge64
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
@@ -206,11 +209,7 @@ def make(cuda, load, h):
                             bg = g
                             bgi = j
                 if LP:
-                    if v > lm:
-                        ls = ls * np.float32(math.exp(lm - v)) + _F32_1
-                        lm = v
-                    else:
-                        ls += np.float32(math.exp(v - lm))
+                    lm, ls = lse_add32(lm, ls, v)
             return bv, bi, bg, bgi, lm, ls
 
         @cuda.jit(cache=JIT_CACHE)
@@ -287,13 +286,8 @@ def make(cuda, load, h):
                     if DRAW:
                         merge_max(sm_g, sm_gi, tid, o)
                     if LP:
-                        am = sm_lm[tid]
-                        bm = sm_lm[o]
-                        if bm > am:
-                            sm_ls[tid] = sm_ls[tid] * np.float32(math.exp(am - bm)) + sm_ls[o]
-                            sm_lm[tid] = bm
-                        elif bm > _F32_NINF:
-                            sm_ls[tid] += sm_ls[o] * np.float32(math.exp(bm - am))
+                        sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                             sm_ls[o])
                 cuda.syncthreads()
                 if tiles and step == tpt and tid < tpt:
                     tm[row, base + tid] = sm_v[tid]
@@ -402,15 +396,6 @@ def make(cuda, load, h):
         if key >= _SIGN31:
             return bits_f32(key - _SIGN31)
         return bits_f32(_LOW32 - key)
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def lse_merge(am, as_, bm, bs_):
-        # Two online (max, sum exp) pairs into one (float64).
-        if bm > am:
-            return bm, as_ * math.exp(am - bm) + bs_
-        if bm > _F64_NINF:
-            return am, as_ + bs_ * math.exp(bm - am)
-        return am, as_
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def fold_slots(arr, base, lim):
@@ -531,7 +516,7 @@ def make(cuda, load, h):
                 if c > cg:
                     cg = c
             if lp != 0:
-                lm, ls = lse_merge(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
+                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
             s += bs
         sm_c[tid] = cv
         sm_cg[tid] = cg
@@ -548,7 +533,7 @@ def make(cuda, load, h):
                 for q in range(FOLD):
                     o = base + q
                     if o < bsw:
-                        am, as_ = lse_merge(am, as_, sm_lm[o], sm_ls[o])
+                        am, as_ = lse_merge64(am, as_, sm_lm[o], sm_ls[o])
                 f1m[tid] = am
                 f1s[tid] = as_
         cuda.syncthreads()
@@ -559,7 +544,7 @@ def make(cuda, load, h):
             as_ = _F64_0
             if lp != 0:
                 for q in range(NFOLD):
-                    am, as_ = lse_merge(am, as_, f1m[q], f1s[q])
+                    am, as_ = lse_merge64(am, as_, f1m[q], f1s[q])
             res[0] = am
             res[1] = as_
         cuda.syncthreads()
