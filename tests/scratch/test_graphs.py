@@ -95,6 +95,23 @@ def test_replay_reuses_the_stream_of_the_same_object_only(pool, rt):
     assert g.replays == 6
 
 
+def test_replay_on_an_int_handle_is_normalised_every_time(pool, rt):
+    # an int handle is never cached: 0 is the current device's legacy stream, so the same int
+    # means another stream once the current device changes
+    s = rt.new_stream(0)
+    pool.prewarm(s, {"p": 256})
+    with graphs.capture(s) as g:
+        pool.request(s, 256, "p")
+    try:
+        rt.select_device(0)
+        g.replay(0)
+        rt.select_device(1)
+        g.replay(0)
+    finally:
+        rt.select_device(0)
+    assert [(x.handle, x.device) for x in rt.launch_streams] == [(0, 0), (0, 1)]
+
+
 def test_replay_errors_and_release_destroys_once(pool, rt):
     s = rt.new_stream(0)
     with graphs.capture(s) as g:
