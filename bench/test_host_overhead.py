@@ -11,6 +11,9 @@ Beside the host figure (``host_us_median``), each records the two GPU figures of
 with device events; ``gpu_method`` ``events`` for the one-off calls, which allocate their
 outputs and cannot be captured) and ``eager_us`` (events around back-to-back calls). For the
 graph-replay benchmark ``eager_us`` is back-to-back replays and ``gpu_us`` the captured step.
+
+The decode-loop targets themselves (issue #6) are at 1 x 151936: ``test_graph_replay_decode_shape``
+(the captured full-chain and greedy steps) and the ``torch.argmax`` peer at that shape.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .common import time_calls, time_torch, torch_cuda
 
 sr = importlib.import_module("rocsample.set_rows")
 ROWS, VOCAB = 1, 1024
+DECODE_VOCAB = 151936
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 _ITER = 200
 
@@ -96,6 +100,26 @@ def test_graph_replay_chain(benchmark, backend, setup_dev):
     g.release()
 
 
+@pytest.mark.parametrize("label, params", [
+    ("graph replay (full chain step, 1 x 151936)", CHAIN),
+    ("graph replay (greedy step, 1 x 151936)", dict(temperature=0.0)),
+], ids=["chain", "greedy"])
+def test_graph_replay_decode_shape(benchmark, backend, label, params):
+    # the decode-loop target of issue #6: one row of a 151936-token vocabulary, captured
+    _gpu_only(backend)
+    s = backend.runtime.new_stream()
+    st = backend.stream(s)
+    x = backend.as_array(np.random.default_rng(1).standard_normal((1, DECODE_VOCAB))
+                         .astype(np.float32), "logits", st)
+    seed = backend.as_array(np.zeros(1, np.int64), "seed", st)
+    pos = backend.as_array(np.zeros(1, np.int64), "position", st)
+    plan = rocsample.Sampler(1, DECODE_VOCAB, "float32", stream=s)
+    g = plan.capture(x, seed=seed, position=pos, **params)
+    _time(benchmark, backend, lambda: g.replay(s), s, capturable=True,
+          gpu_fn=lambda: plan(x, seed=seed, position=pos, check=False, **params), impl=label)
+    g.release()
+
+
 def test_set_rows_repeated(benchmark, backend, setup_dev):
     s, _, _, _ = setup_dev
     st = backend.stream(s)
@@ -106,7 +130,8 @@ def test_set_rows_repeated(benchmark, backend, setup_dev):
           capturable=True, impl="set_rows unchecked (repeated)")
 
 
-@pytest.mark.parametrize("peer", ["argmax", "softmax_multinomial", "index_copy_"])
+@pytest.mark.parametrize("peer", ["argmax", "softmax_multinomial", "index_copy_",
+                                  "argmax (1 x 151936)"])
 def test_torch_peer(benchmark, backend, peer):
     _gpu_only(backend)
     torch = torch_cuda()
@@ -114,6 +139,7 @@ def test_torch_peer(benchmark, backend, peer):
         pytest.skip("torch with CUDA not importable")
     # static tensors, made before any capture (bench/common.py captures the peer's graph)
     x = torch.randn(ROWS, VOCAB, device="cuda")
+    xd = torch.randn(1, DECODE_VOCAB, device="cuda")
     kv = torch.zeros(4096, 128, device="cuda", dtype=torch.float16)
     row = torch.ones(1, 128, device="cuda")
     ix = torch.tensor([7], device="cuda")
@@ -121,6 +147,7 @@ def test_torch_peer(benchmark, backend, peer):
         "argmax": lambda: torch.argmax(x, dim=-1),
         "softmax_multinomial": lambda: torch.multinomial(torch.softmax(x, -1), 1),
         "index_copy_": lambda: kv.index_copy_(0, ix, row.to(torch.float16)),
+        "argmax (1 x 151936)": lambda: torch.argmax(xd, dim=-1),
     }[peer]
 
     def setup():
