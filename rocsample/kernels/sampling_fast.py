@@ -123,22 +123,12 @@ def _dist_bin(d):
         return d
     if d >= np.int64(1 << 32):
         return np.int64(NBIN - 1)
-    e = np.int64(0)
+    e = np.int64(0)   # floor(log2(d)), by halving the search five times
     t_ = d
-    if t_ >= np.int64(1 << 16):
-        t_ >>= 16
-        e += 16
-    if t_ >= np.int64(1 << 8):
-        t_ >>= 8
-        e += 8
-    if t_ >= np.int64(1 << 4):
-        t_ >>= 4
-        e += 4
-    if t_ >= np.int64(1 << 2):
-        t_ >>= 2
-        e += 2
-    if t_ >= np.int64(2):
-        e += 1
+    for sh in (16, 8, 4, 2, 1):
+        if t_ >= (np.int64(1) << np.int64(sh)):
+            t_ >>= np.int64(sh)
+            e += np.int64(sh)
     b = np.int64(16) * (e - 3) + ((d >> (e - 4)) & np.int64(15))
     return b
 
