@@ -1,0 +1,45 @@
+"""VendorBase.native_calls: the ctypes launch symbols of the repeated-call paths (DESIGN.md,
+"Repeated calls"). Loaded once per vendor, with the driver API's argument types; None (and the
+binding-layer fallback) where the library or a symbol is missing. No GPU needed: the C library
+stands in for the driver."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+import pytest
+
+from rocsample.backends import cuda as cudamod
+from rocsample.backends import hip as hipmod
+from rocsample.backends.gpu import VendorBase
+
+_LIBC = ctypes.util.find_library("c")
+
+
+def _vendor(native):
+    v = VendorBase(cuda=None, driver=None)
+    v.native = native
+    return v
+
+
+@pytest.mark.skipif(_LIBC is None, reason="no C library to stand in for the driver")
+def test_loaded_once_with_the_driver_signatures():
+    v = _vendor((_LIBC, "abs", "labs"))
+    lk, gl = v.native_calls()
+    assert len(lk.argtypes) == 11 and lk.restype is ctypes.c_int
+    assert gl.argtypes == [ctypes.c_void_p, ctypes.c_void_p] and gl.restype is ctypes.c_int
+    assert v.native_calls()[0] is lk  # cached
+
+
+@pytest.mark.parametrize("native", [None, ("libno-such-driver.so.1", "a", "b"),
+                                    (_LIBC, "abs", "no_such_symbol_here")])
+def test_missing_library_or_symbol_falls_back(native):
+    v = _vendor(native)
+    assert v.native_calls() is None
+    assert v.native_calls() is None  # and stays so
+
+
+def test_each_vendor_names_its_launch_symbols():
+    assert cudamod.Vendor.native == ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
+    assert hipmod.Vendor.native == ("libamdhip64.so", "hipModuleLaunchKernel", "hipGraphLaunch")
