@@ -5,8 +5,9 @@ Two launch plans, chosen per call from the parameters (both give the same tokens
 * **fast** (``rocsample.kernels.sampling_fast``): two kernels, phase 1 and phase 2, when every
   parameter is a host value and every row is greedy, temperature-only, or has
   ``0 < top_k <= 256`` (with any top_p, min_p and order). Top-k rows keep per-tile maxima in
-  phase 1; phase 2 gathers the tokens above the k-th largest tile maximum (a few percent of the
-  row), sorts them and applies the filters and the draw there.
+  phase 1; phase 2 takes a threshold from a histogram of those maxima that at least k tokens
+  pass, gathers the tokens above it (a few percent of the row), ranks them and applies the
+  filters and the draw there.
 * **general** (``rocsample.kernels.sampling``): everything else (top_p or min_p without a small
   top_k, device parameter arrays, top_k > 256): radix selects over the whole row.
 
@@ -19,7 +20,8 @@ greedy (temperature 0), ``argmax``          1 (fast: phase 1 + phase 2)
 temperature only                            1 (fast)
 top_k <= 256 (+ top_p, min_p, either order) 1 + the gathered tiles, about ``k / tiles`` of the row
                                             (fast); 5 more single-block passes over a row whose
-                                            candidates overflow (sorted or heavily tied rows)
+                                            candidates or qualifying tiles overflow (sorted or
+                                            heavily tied rows)
 min_p (with or without temperature)         2 (general: stats, draw)
 top_k > 256                                 5 (general: stats, 3 radix passes, draw) + 1 if the
                                             k-th key is tied and the ties are cut
