@@ -66,7 +66,8 @@ MASS_N = KCAP + 4
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
 GMAX = 4096
-#: Fewest tokens per tile (the plan halves the tiles per split until a tile has this many).
+#: Fewest tokens per tile: above 4 * KCAP tiles per row, the plan halves the tiles per split
+#: until a tile has this many.
 TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
@@ -90,6 +91,11 @@ NFOLD = 32
 #: Radix digit of the in-block selects.
 _RBITS = 8
 _RBINS = 1 << _RBITS
+
+# What the kernels rely on: the folds cover every block slot and every survivor, the overflow
+# histogram fits in the mass array, and NBIN splits into NGRP groups of GW bins.
+assert NFOLD * FOLD >= MAX_BLOCK and NFOLD * FOLD >= KCAP
+assert _RBINS <= MASS_N and NGRP * GW == NBIN
 
 _MASS_SCALE = np.float64(2.0 ** 40)
 _F64_HALF = np.float64(0.5)
