@@ -401,7 +401,7 @@ class Sampler:
                       (x, nv, self.chunk, dev["temperature"], dev["top_k"], seed_a, pos_a,
                        self.tpt, w["pf"], w["pi"], w["tm"])))
             L.append((kn.fast._sample_finalize_fast_kernel, n, self.fast_final_block,
-                      (x, nv, S, self.chunk, B, self.tpt, self.cap, dev["temperature"],
+                      (x, nv, S, self.chunk, self.tpt, self.cap, dev["temperature"],
                        dev["top_k"], dev["top_p"], dev["min_p"], vllm, seed_a, pos_a, want_lp,
                        1 if any_topk else 0, w["pf"], w["pi"], w["tm"], tokens, logprobs,
                        status)))

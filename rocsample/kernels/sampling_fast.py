@@ -439,7 +439,7 @@ def make(cuda, load, h):
         return best
 
     @cuda.jit(cache=JIT_CACHE)
-    def _sample_finalize_fast_kernel(x, n, nsplit, chunk, p1_bs, tpt, cap, temp, topk, topp,
+    def _sample_finalize_fast_kernel(x, n, nsplit, chunk, tpt, cap, temp, topk, topp,
                                      minp, vllm, seed, pos, lp, anytk, pf, pi, tm, tokens,
                                      logprobs, status):
         row = cuda.blockIdx.x
@@ -641,8 +641,9 @@ def make(cuda, load, h):
         if nq <= TLMAX:
             # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
             # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
-            # streams t + u * p1_bs, and p1_bs is a multiple of tpt, a power of two). Work item
-            # w is token c = w mod ept of list slot w div ept (a float64 quotient, corrected).
+            # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
+            # Work item w is token c = w mod ept of list slot w div ept (a float64 quotient,
+            # corrected).
             ept = (chunk + tpt - 1) // tpt
             inv_ept = _F64_1 / np.float64(ept)
             total = nq * ept
