@@ -248,6 +248,31 @@ def build(cuda):
             cuda.syncthreads()
             step //= 2
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def stats_tree(sm_v, sm_i, sm_g, sm_gi, sm_c, sm_lm, sm_ls, tid, bs, wide):
+        # Tree reduction of the per-thread stats into slot 0: maximum and best Gumbel score
+        # (lowest index on ties), finite count, log-sum-exp pair (float64 merge when ``wide``,
+        # the float32 one of phase 1 otherwise). Every thread of the block calls it, after a
+        # syncthreads that published the slots.
+        step = 1
+        while step < bs:
+            step *= 2
+        step //= 2
+        while step > 0:
+            if tid < step and tid + step < bs:
+                o = tid + step
+                merge_max(sm_v, sm_i, tid, o)
+                merge_max(sm_g, sm_gi, tid, o)
+                sm_c[tid] += sm_c[o]
+                if wide:
+                    sm_lm[tid], sm_ls[tid] = lse_merge64(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                         sm_ls[o])
+                else:
+                    sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                         sm_ls[o])
+            cuda.syncthreads()
+            step //= 2
+
     def make(load):
         @cuda.jit(cache=JIT_CACHE)
         def _sample_partials_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, want_lp,
@@ -311,20 +336,7 @@ def build(cuda):
             sm_lm[tid] = lm
             sm_ls[tid] = ls
             cuda.syncthreads()
-            step = 1
-            while step < bs:
-                step *= 2
-            step //= 2
-            while step > 0:
-                if tid < step and tid + step < bs:
-                    o = tid + step
-                    merge_max(sm_v, sm_i, tid, o)
-                    merge_max(sm_g, sm_gi, tid, o)
-                    sm_c[tid] += sm_c[o]
-                    sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
-                                                         sm_ls[o])
-                cuda.syncthreads()
-                step //= 2
+            stats_tree(sm_v, sm_i, sm_g, sm_gi, sm_c, sm_lm, sm_ls, tid, bs, False)
             if tid == 0:
                 pf[row, split, PF_MAXV] = sm_v[0]
                 pf[row, split, PF_G] = sm_g[0]
@@ -387,20 +399,7 @@ def build(cuda):
                     hist_q[row, b] = _I64_0
                     b += bs
             cuda.syncthreads()
-            step = 1
-            while step < bs:
-                step *= 2
-            step //= 2
-            while step > 0:
-                if tid < step and tid + step < bs:
-                    o = tid + step
-                    merge_max(sm_v, sm_i, tid, o)
-                    merge_max(sm_g, sm_gi, tid, o)
-                    sm_c[tid] += sm_c[o]
-                    sm_lm[tid], sm_ls[tid] = lse_merge64(sm_lm[tid], sm_ls[tid], sm_lm[o],
-                                                         sm_ls[o])
-                cuda.syncthreads()
-                step //= 2
+            stats_tree(sm_v, sm_i, sm_g, sm_gi, sm_c, sm_lm, sm_ls, tid, bs, True)
             if tid == 0:
                 nfin = sm_c[0]
                 m = sm_v[0]
