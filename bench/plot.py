@@ -31,6 +31,13 @@ from .report import _set_rows_impl, eager_us, gpu_us, not_captured  # noqa: E402
 _COLORS = {"rocsample": "tab:red", "torch": "tab:blue", "flashinfer": "tab:green"}
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _load(paths):
     out = []
     for p in paths:
@@ -101,11 +108,7 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
     axes[-1].legend(handles, labels, loc="center", fontsize=11)
     fig.suptitle(f"sampling on {device}: higher is better; solid: GPU time (graph replay), dotted: eager "
                  "(host launch included), hollow: not captured; dashed line: the memory floor")
-    fig.tight_layout()
-    path = out / f"{device}-sampling.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / f"{device}-sampling.png")
 
 
 def plot_set_rows(benches, out: Path, device: str) -> Path | None:
@@ -143,11 +146,7 @@ def plot_set_rows(benches, out: Path, device: str) -> Path | None:
     ax.set_ylabel("effective GB/s (bytes moved / GPU time per call)")
     ax.legend(fontsize=8)
     ax.set_title(f"set_rows on {device}: higher is better; bars: GPU time (graph replay; checked: eager)")
-    fig.tight_layout()
-    path = out / f"{device}-set_rows.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / f"{device}-set_rows.png")
 
 
 def plot_overhead(benches, out: Path, device: str) -> Path | None:
@@ -163,11 +162,7 @@ def plot_overhead(benches, out: Path, device: str) -> Path | None:
     ax.set_xscale("log")
     ax.set_xlabel("host microseconds per call (median), 1 x 1024 logits")
     ax.set_title(f"host overhead on {device}: lower is better")
-    fig.tight_layout()
-    path = out / f"{device}-host-overhead.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / f"{device}-host-overhead.png")
 
 
 def main(argv=None) -> int:
