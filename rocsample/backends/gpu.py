@@ -108,7 +108,6 @@ class GpuBackend(NumbaBackend):
         cvals = [_as_ctype(v) for v in packed]
         params = (ctypes.c_void_p * max(1, len(cvals)))(*[ctypes.addressof(c) for c in cvals])
         keep = (cvals, params, args, retr)  # the packed values must outlive every launch
-        launch = self.runtime.drv.cuLaunchKernel
         handle = stream.handle
         addr = ctypes.addressof(params)
         native = self.vendor.native_calls()
@@ -126,6 +125,8 @@ class GpuBackend(NumbaBackend):
                     raise RuntimeError(f"{self.vendor.native[1]} failed: error {err}")
 
             return run_native
+
+        launch = self.runtime.drv.cuLaunchKernel
 
         def run(_keep=keep):
             err = launch(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, handle, addr, 0)
