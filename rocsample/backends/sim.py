@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -36,10 +37,49 @@ class _SimCuda:
         return getattr(self._cuda, name)
 
 
+_SHARED_LOCK = threading.Lock()
+
+
+def serialise_shared_arrays() -> None:
+    """Make the simulator's ``cuda.shared.array`` create each array once per block (idempotent).
+
+    The simulator runs a block's threads as Python threads and keys a block's shared arrays by
+    the calling source line, but looks the key up and stores a new array without a lock: two
+    threads that reach the line together can each get a private ``np.empty`` array, so one of them
+    reads values nobody wrote. (CI saw it: a top-k tile list read back as garbage indices.) This
+    replaces the method with one that does the lookup and the creation under one lock; the key
+    (file, line of the caller) and the arrays are the simulator's own.
+    """
+    from numba.cuda.simulator import kernelapi
+
+    cls = kernelapi.FakeCUDAShared
+    if getattr(cls.array, "_rocsample_locked", False):
+        return
+    original = cls.array
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None or shape == 0:
+            return original(self, shape, dtype, alignment)  # neither path keys by the caller
+        f = sys._getframe(1)
+        caller = (f.f_code.co_filename, f.f_lineno)
+        with _SHARED_LOCK:
+            res = self._allocations.get(caller)
+            if res is None:
+                if isinstance(dtype, kernelapi.types.Type):
+                    dtype = kernelapi.numpy_support.as_dtype(dtype)
+                res = np.empty(shape, dtype)
+                self._allocations[caller] = res
+        return res
+
+    array._rocsample_locked = True
+    cls.array = array
+
+
 class SimBackend(NumbaBackend):
     def __init__(self, cuda) -> None:
         from numba.cuda.simulator import kernel as kernel_mod
 
+        serialise_shared_arrays()
         cuda = _SimCuda(cuda, kernel_mod)
         super().__init__(
             "sim", cuda, EmulatedRuntime(alloc_array=lambda n: cuda.device_array(n, dtype=np.uint8))
