@@ -16,11 +16,20 @@ $(VENV)/.installed-dev: pyproject.toml
 demo: $(VENV)/.installed-dev
 	$(VPY) -m rocsample.demo
 
+# The sim run records every (kernel, argument types) it launches; tools/ptx_check.py then compiles
+# each with numba-cuda's real compiler to PTX (no GPU needed), which the simulator never does.
+SIGS := build/kernel-sigs.json
 test: $(VENV)/.installed-dev
+	@mkdir -p build && rm -f $(SIGS)
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; \
+	  if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); fi; \
 	  $(VPY) -m pytest -q --backend $$b $(PYTEST_ARGS) || exit $$?; \
 	done
+	@if echo " $(BACKENDS) " | grep -q " sim "; then \
+	  echo "== kernels compiled to PTX (sm_90)"; \
+	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2; \
+	fi
 
 bench: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q matplotlib

@@ -29,6 +29,17 @@ def pytest_configure(config):
         rocsample.use_backend(name)
     except rocsample.BackendUnavailable as e:
         raise pytest.UsageError(f"--backend {name} was asked for but cannot run: {e}") from e
+    record = os.environ.get("ROCSAMPLE_RECORD_KERNELS")
+    if record and name == "sim":
+        # every (kernel, argument types) launched, for tools/ptx_check.py (make test)
+        import importlib.util
+        import pathlib
+
+        spec = importlib.util.spec_from_file_location(
+            "kernel_sigs", pathlib.Path(__file__).parents[1] / "tools" / "kernel_sigs.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mod.install(rocsample.get_backend(), record)
 
 
 def pytest_collection_modifyitems(config, items):

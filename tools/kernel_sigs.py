@@ -1,0 +1,93 @@
+"""Which kernel was launched with which argument types: recorded during a ``sim`` test run.
+
+The simulator runs kernels as Python, so kernel code that numba's compiler cannot type (or that
+types differently from what the simulator executes) passes there. ``tools/ptx_check.py`` closes
+that gap without a GPU: it compiles, with numba-cuda's real compiler, every (kernel, signature)
+that this recorder saw the sim test run launch.
+
+``install(backend, path)`` wraps ``backend.launch`` (every launch of rocsample goes through it on
+sim, bound and replayed ones included) and writes ``path`` at interpreter exit: a JSON list of
+``{"build": "module:qualname", "kernel": "float.fast.partials(True,False)", "args": [...]}``
+where ``kernel`` is the attribute path of the kernel in the namespace that ``build(cuda)``
+returns and each arg is ``{"array": [dtype, ndim, layout]}`` or ``{"scalar": dtype}``.
+``tests/conftest.py`` installs it when ``ROCSAMPLE_RECORD_KERNELS`` names a file.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+
+import numpy as np
+
+FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, True)]}
+
+
+def _paths(ns, prefix=""):
+    """(attribute path, object) of every kernel-like object reachable from a build namespace."""
+    out = []
+    if not isinstance(getattr(ns, "__dict__", None), dict):
+        return out
+    for name, obj in sorted(vars(ns).items()):
+        path = f"{prefix}{name}"
+        if hasattr(obj, "py_func"):
+            out.append((path, obj))
+        elif name in FACTORY_ARGS and callable(obj):
+            for args in FACTORY_ARGS[name]:
+                out.append((f"{path}({','.join(map(str, args))})", obj(*args)))
+        elif hasattr(obj, "__dict__") and type(obj).__name__ == "SimpleNamespace":
+            out.extend(_paths(obj, path + "."))
+    return out
+
+
+def _arg_type(a) -> dict:
+    import numba
+
+    ary = getattr(a, "_ary", a)  # the simulator's device arrays wrap a numpy array
+    if isinstance(ary, np.ndarray):
+        t = numba.typeof(ary)
+        return {"array": [str(t.dtype), t.ndim, t.layout]}
+    if isinstance(a, (bool, np.bool_)):
+        return {"scalar": "boolean"}
+    if isinstance(a, (int, np.integer)):
+        return {"scalar": str(numba.typeof(a))}
+    if isinstance(a, (float, np.floating)):
+        return {"scalar": str(numba.typeof(a))}
+    raise TypeError(f"kernel argument of unexpected type {type(a).__name__}")
+
+
+def install(backend, path: str) -> None:
+    seen: dict[str, dict] = {}
+    where: dict[int, tuple[str, str]] = {}
+    lock = threading.Lock()
+    launch = backend.launch
+
+    def locate(kernel) -> tuple[str, str] | None:
+        hit = where.get(id(kernel))
+        if hit is None:
+            for key, ns in list(backend._kernel_cache.items()):
+                if not key[0].startswith("rocsample."):
+                    continue  # a test's own kernels: not the library's
+                build = f"{key[0]}:{key[1]}"
+                for p, obj in _paths(ns):
+                    where.setdefault(id(obj), (build, p))
+            hit = where.get(id(kernel))
+        return hit
+
+    def recording_launch(kernel, grid, block, stream, *args):
+        with lock:
+            hit = locate(kernel)
+            if hit is not None:  # None: a kernel a test built itself
+                rec = {"build": hit[0], "kernel": hit[1], "args": [_arg_type(a) for a in args]}
+                seen.setdefault(json.dumps(rec, sort_keys=True), rec)
+        return launch(kernel, grid, block, stream, *args)
+
+    backend.launch = recording_launch
+
+    def write() -> None:
+        with open(path, "w") as f:
+            json.dump(sorted(seen.values(), key=lambda r: (r["build"], r["kernel"], str(r["args"]))),
+                      f, indent=0)
+
+    atexit.register(write)
