@@ -264,15 +264,21 @@ def test_small_vocab(backend, sizes, rng, vocab):
     compare(backend, lg, g, temperature=0.0, seed=0, position=0)
 
 
+# the fast path (top-k rows), the general path (top-p alone) and the draw-only fast variant: each
+# loads half-precision logits through its own code
+HALF_PARAMS = [dict(top_k=10, top_p=0.9, temperature=0.8), dict(top_p=0.9, temperature=0.8),
+               dict(temperature=0.8)]
+
+
+@pytest.mark.parametrize("params", HALF_PARAMS, ids=["chain", "top_p", "temperature"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_half_precision_logits(backend, sizes, rng, dtype):
+def test_half_precision_logits(backend, sizes, rng, dtype, params):
     rows, vocab = 2, min(sizes["vocab"], 100)
     f = _logits(rng, rows, vocab)
     if dtype == "float16":
         x, kw = f.astype(np.float16), {}
     else:
         x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
-    params = dict(top_k=10, top_p=0.9, temperature=0.8)
     tok, lp = rs.sample(x, seed=5, position=1, return_logprobs=True, _block=sizes["block"],
                         **params, **kw)
     compare(backend, x, tok, lp, seed=5, position=1, **params, **kw)
