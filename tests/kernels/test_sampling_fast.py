@@ -139,3 +139,24 @@ def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():
         assert KF._dist_bin(np.int64(dl)) <= b < KF._dist_bin(np.int64(dl + 1)), b
     assert KF._bin_dlim(np.int64(KF.NBIN - 1)) >= 1 << 32
     assert KF._dist_bin(np.int64(-5)) == 0 and KF._dist_bin(np.int64(1 << 40)) == KF.NBIN - 1
+
+
+@pytest.mark.parametrize("params", [dict(temperature=0.0), dict(temperature=0.9),
+                                    dict(temperature=0.9, top_k=5)],
+                         ids=["greedy", "temperature", "top_k5"])
+def test_split_longer_than_one_round_of_loads(backend, shape, rng, params):
+    # Phase 1 streams whole rounds (block x UNROLL tokens per round, no bounds test) and then one
+    # predicated round: a split of several rounds plus a partial one, with the row's maximum,
+    # a NaN and an inf placed in the whole rounds and in the tail.
+    vocab = 8 * 32 * 3 + 37 if backend.name == "sim" else shape["vocab"]
+    lg = (rng.normal(size=(2, vocab)) * 3).astype(np.float32)
+    lg[0, 5] = 40.0                      # maximum in the first whole round
+    lg[1, vocab - 2] = 40.0              # maximum in the predicated tail
+    lg[0, 7] = np.nan
+    lg[1, 300] = np.inf                  # never the maximum, never drawn
+    seed = rng.integers(0, 2**63, 2)
+    for splits in (1, 2):
+        tok, lp = _run(dict(shape, splits=splits), lg, "fast", seed=seed, position=3, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=3, **params)
+        if params.get("temperature") == 0.0:
+            assert list(host(backend, tok)) == [5, vocab - 2]
