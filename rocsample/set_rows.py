@@ -121,6 +121,23 @@ def _expand(cuda, arr, nd: int):
     return cuda.from_cuda_array_interface(cai, owner=arr, sync=False)
 
 
+def _check_devices(be, st, arrays):
+    """Every device array of a call on one device, the stream's (a kernel cannot address another
+    device's memory); NumPy arrays are skipped (they are copied to the device). Before any launch."""
+    first = None
+    for name, a in arrays:
+        if isinstance(a, np.ndarray):
+            continue
+        dev = be.array_device(a)
+        if first is None:
+            first = (name, dev)
+        elif dev != first[1]:
+            _validate.fail(name, f"an array on device {first[1]} (where {first[0]} lives)", f"one on device {dev}")
+    if first is not None and first[1] != st.device:
+        _validate.fail("stream", f"a stream on device {first[1]} (where {first[0]} lives)",
+                       f"a stream on device {st.device}")
+
+
 def _check_finite_host(src, dst_type):
     bad = ~np.isfinite(src)
     if bad.any():
@@ -169,7 +186,8 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     ValueError, TypeError
         Shape / broadcast mismatches, ne0 not a multiple of 32 for a quantized dst, wrong dtypes,
         a dst too small, non-contiguous quantized rows, non-finite src for a quantized dst
-        (host src always; device src in eager checked calls) — all before any launch.
+        (host src always; device src in eager checked calls), device arrays on two devices or
+        a stream of another device — all before any launch.
 
     Example
     -------
@@ -341,6 +359,7 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
         dst4 = _expand(cuda, d_dst.view(np.uint8), 4)
     else:
         dst4 = _expand(cuda, d_dst.view(np.uint32 if t == "f32" else np.uint16), 4)
+    _check_devices(be, st, (("dst", d_dst), ("src", d_src), ("idx", d_idx)))
     idx3 = _expand(cuda, d_idx, 3)
     d3, d2, n_src, ne0 = s4
     n_rows = d4[2]
@@ -428,6 +447,13 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
 def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
     st = be.stream(stream)
     if not _capturing(be, st):
+        if isinstance(dst, np.ndarray) and isinstance(src, np.ndarray) and isinstance(idx, np.ndarray):
+            t = _ref.resolve_dst_type(dst, dst_type)
+            d4, _, i3, _ = _ref.plan_shapes(dst, src, idx, t)
+            if t in BLOCK_BYTES and src.size and _ref.first_bad_index(idx.reshape(i3), d4[2]) is None:
+                # the reference names a non-finite value by its place in the 4-D view; name it
+                # in src's own shape, as the device backends do (index errors still come first)
+                _check_finite_host(src, t)
         return _ref.set_rows(dst, src, idx, dst_type=dst_type)
     # validate now (bad shapes raise at capture time, as on a GPU); index errors at replay
     t = _ref.resolve_dst_type(dst, dst_type)
@@ -555,8 +581,9 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     dst, src, dst_type, stream, check_bounds
         As :func:`set_rows`; idx is made here (1-D, shared by every (d3, d2) slice).
     position : int or device array
-        The ring position of the first new row: a host integer, or a 1-element int64 device
-        array (graph replay: update it with stream-ordered copies, or let ``advance`` bump it).
+        The ring position of the first new row: a host integer, a 1-element int64 NumPy array
+        (read on the host; ``advance`` bumps it in place after the write), or a 1-element int64
+        device array (graph replay: update it with stream-ordered copies, or let ``advance`` bump it).
     advance : bool
         With a device ``position``: add n to it after the indices are made (on device).
 
@@ -568,7 +595,8 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     Raises
     ------
     ValueError, TypeError
-        As :func:`set_rows`; a negative host position is wrapped like Python's ``%``.
+        As :func:`set_rows`, before the position is read or advanced; a negative position is
+        wrapped like Python's ``%``.
 
     Example
     -------
@@ -593,6 +621,18 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     st = be.stream(stream)
     if _validate.dtype_of(position) != "int64" or tuple(position.shape) != (1,):
         _validate.fail("position", "an int or a 1-element int64 device array", _validate.describe(position), TypeError)
+    if isinstance(position, np.ndarray):
+        # a host position: read now and, with advance, bumped in place after the write (as on cpu)
+        be.check_not_capturing(st, "position: reading a NumPy position")
+        idx = ((int(position[0]) + np.arange(n, dtype=np.int64)) % n_rows).astype(np.int64)
+        set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
+        if advance:
+            position[0] += n
+        return dst
+    # everything set_rows checks, checked before the index kernel runs (it may advance position)
+    t = _ref.resolve_dst_type(dst, dst_type)
+    _ref.plan_shapes(dst, src, np.broadcast_to(np.int64(0), (n,)), t)
+    _check_devices(be, st, (("dst", dst), ("src", src), ("position", position)))
     ns = be.kernels(_kern.build)
     d_pos = be.as_array(position, "position", st)
     idx = _scratch(st, 8 * max(n, 1), "set_rows.ring_idx").view(np.int64)[:n]
