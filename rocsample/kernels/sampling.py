@@ -64,6 +64,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rocsample.kernels import JIT_CACHE
+from rocsample.kernels import atomics as _atomics
 from rocsample.kernels import philox as _philox
 from rocsample.kernels import sampling_fast as _fast
 
@@ -138,6 +139,7 @@ def build(cuda):
     ph = _philox.build(cuda)
     # numba types closure *functions*, not attribute lookups on a namespace: bind it here.
     token_gumbel = ph.token_gumbel
+    atomic_add = _atomics.build(cuda).add
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def f32_bits(f):
@@ -479,9 +481,9 @@ def build(cuda):
                     ok = (key >> hi_shift) == hi_sel
                 if ok and in_bound(key, i, bnd, bkey, bcut) and above_thr(kv, minp_on, thr):
                     bin_ = (key >> sh) & mask
-                    cuda.atomic.add(sh_n, bin_, _I64_1)
+                    atomic_add(sh_n, bin_, _I64_1)
                     if mass:
-                        cuda.atomic.add(sh_q, bin_, mass_units(kv, ref))
+                        atomic_add(sh_q, bin_, mass_units(kv, ref))
 
         @cuda.jit(cache=JIT_CACHE)
         def _select_hist_kernel(x, n, chunk, shift, width, first, si, sf, hist_n, hist_q):
@@ -551,9 +553,9 @@ def build(cuda):
             while b < nb:
                 c = sh_n[b]
                 if c != _I64_0:
-                    cuda.atomic.add(hist_n, (row, b), c)
+                    atomic_add(hist_n, (row, b), c)
                     if mass:
-                        cuda.atomic.add(hist_q, (row, b), sh_q[b])
+                        atomic_add(hist_q, (row, b), sh_q[b])
                 b += bs
 
         @cuda.jit(cache=JIT_CACHE)
@@ -863,7 +865,8 @@ def build(cuda):
                                                       bits_f32=bits_f32,
                                                       lse_add32=lse_add32,
                                                       lse_merge32=lse_merge32,
-                                                      lse_merge64=lse_merge64))
+                                                      lse_merge64=lse_merge64,
+                                                      atomic_add=atomic_add))
         return SimpleNamespace(
             fast=fast,
             _sample_partials_kernel=_sample_partials_kernel,

@@ -160,7 +160,8 @@ def make(cuda, load, h):
     load : device function ``load(x, row, i) -> float32``
     h : namespace
         Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``,
-        ``merge_max``, ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``.
+        ``merge_max``, ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``,
+        ``atomic_add`` (rocsample.kernels.atomics).
 
     Returns
     -------
@@ -176,6 +177,7 @@ def make(cuda, load, h):
     lse_add32 = h.lse_add32
     lse_merge32 = h.lse_merge32
     lse_merge64 = h.lse_merge64
+    atomic_add = h.atomic_add
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
@@ -584,7 +586,7 @@ def make(cuda, load, h):
                 b = np.int64(NBIN)
                 if is_finite(v):
                     b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                    cuda.atomic.add(hist, b, np.int32(1))
+                    atomic_add(hist, b, np.int32(1))
                 sb[j] = np.int16(b)
         j = np.int64(tid) + np.int64(TPRE) * bsw
         while j < G:
@@ -592,7 +594,7 @@ def make(cuda, load, h):
             b = np.int64(NBIN)
             if is_finite(v):
                 b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                cuda.atomic.add(hist, b, np.int32(1))
+                atomic_add(hist, b, np.int32(1))
             sb[j] = np.int16(b)
             j += bsw
         cuda.syncthreads()
@@ -631,7 +633,7 @@ def make(cuda, load, h):
         j = np.int64(tid)
         while j < G:
             if np.int64(sb[j]) <= bsel:
-                slot = cuda.atomic.add(cnt, 1, np.int32(1))
+                slot = atomic_add(cnt, 1, np.int32(1))
                 if slot < TLMAX:
                     tl[slot] = np.int32(j)
             j += bsw
@@ -679,7 +681,7 @@ def make(cuda, load, h):
                         if is_finite(v):
                             key = filter_key(v, inv_t, is_vllm)
                             if key >= tau:
-                                slot = np.int64(cuda.atomic.add(cnt, 0, np.int32(1)))
+                                slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
                                 if slot < cap:
                                     cand[slot] = (key << _S31) | (_LOW31 - i)
                 w0 += bsw * np.int64(GU)
@@ -704,7 +706,7 @@ def make(cuda, load, h):
                     if is_finite(v):
                         key = filter_key(v, inv_t, is_vllm)
                         if rnd == 0 or (key >> (sh + 8)) == prefix:
-                            cuda.atomic.add(mass, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
+                            atomic_add(mass, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
                     i += bsw
                 cuda.syncthreads()
                 if rnd == 0:
@@ -802,7 +804,7 @@ def make(cuda, load, h):
             if jj < C and q < qe:
                 c_ = count_greater(cand, cand[jj], q, qe)
                 if c_ > _I64_0:
-                    cuda.atomic.add(rk, jj, np.int32(c_))
+                    atomic_add(rk, jj, np.int32(c_))
             cuda.syncthreads()
         j = np.int64(tid)
         while j < C:
@@ -820,7 +822,7 @@ def make(cuda, load, h):
                 mass[r_] = np.int64(math.floor(math.exp(np.float64(fv) - xm) * _MASS_SCALE
                                                + _F64_HALF))
                 if np.float64(fv) >= thr:
-                    cuda.atomic.add(cnt, 2, np.int32(1))
+                    atomic_add(cnt, 2, np.int32(1))
             j += bsw
         cuda.syncthreads()
         # (c) filters on the sorted prefix. vllm: min-p first (the first cnt[2]), then top-p;

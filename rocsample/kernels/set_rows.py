@@ -49,6 +49,7 @@ import numpy as np
 
 from rocsample.kernels import JIT_CACHE
 
+from . import atomics as _atomics
 from . import quant as _quant
 
 NO_ERROR = np.int64(2**63 - 1)
@@ -58,6 +59,9 @@ _QPAD = 33  # shared row stride of a staged block: avoids 32-way bank conflicts
 
 def build(cuda):
     q = _quant.build(cuda)
+    at = _atomics.build(cuda)
+    atomic_min = at.min
+    atomic_max = at.max
     quantize_block = q.quantize_block
     load_f32_bits = q.load_f32_bits
     convert_bits = q.convert_bits
@@ -103,9 +107,9 @@ def build(cuda):
             j2 = b2 % i2
             v = i64(idx[j3, j2, r])
             if v < 0 or v >= n_rows:
-                cuda.atomic.min(slot, 0, (j3 * i2 + j2) * n_src + r)
+                atomic_min(slot, 0, (j3 * i2 + j2) * n_src + r)
             elif use_winner != 0:
-                cuda.atomic.max(winner, (b3, b2, v), np.int32(r))
+                atomic_max(winner, (b3, b2, v), np.int32(r))
             i += stride
 
     @cuda.jit(cache=JIT_CACHE)
@@ -126,7 +130,7 @@ def build(cuda):
             b3 = rest // d2
             u = load_f32_bits(src, b3, b2, r, c, src_f16)
             if (u & 0x7F800000) == 0x7F800000:
-                cuda.atomic.min(slot, 2, i)
+                atomic_min(slot, 2, i)
             i += stride
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -287,7 +291,7 @@ def build(cuda):
                     elif _is_bad(v3, n_rows):
                         bad = base + r3
                     if bad != NONE:
-                        cuda.atomic.min(shi, 0, bad)
+                        atomic_min(shi, 0, bad)
                         found = True
                         break
                     r += 4 * nt
