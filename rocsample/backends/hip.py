@@ -1,7 +1,10 @@
 """AMD: numba-hip (posing as numba.cuda) + hip-python-interop's ``cuda.bindings`` names.
 
 Every AMD-specific line of rocsample is in this file. The kernels and the runtime are the ones
-proven on NVIDIA; only the calls whose signatures differ live here.
+proven on NVIDIA; only the calls whose signatures differ live here, and one addition: numba-hip
+has no array atomics, so ``load`` registers numba-hip's ``intrinsic`` with
+``rocsample.kernels.atomics``, which then builds the kernels' atomic add / min / max as LLVM
+``atomicrmw`` (the same target-neutral code is tested with numba's CPU target).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 import sys
 
 from ..errors import BackendUnavailable
+from ..kernels import atomics as _atomics
 from .gpu import GpuBackend, VendorBase
 
 _NEED = "install ROCm >= 7.2 and rocsample[hip] (numba-hip, hip-python-interop)"
@@ -50,10 +54,26 @@ class Vendor(VendorBase):
         return int(out.value)
 
 
+def _bindings_library_path() -> str | None:
+    """Where hip-python's bindings (and so numba-hip) load libamdhip64 from, if they say."""
+    try:
+        from rocm.bindings.util.paths import get_library_path
+
+        p = get_library_path("amdhip64")
+    except Exception:  # not installed, or it found nothing: the plain candidates follow
+        return None
+    return os.fsdecode(p) if p else None
+
+
 def _find_hip_runtime() -> str | None:
-    """The HIP runtime library that actually loads, or None."""
+    """The HIP runtime library that actually loads, or None.
+
+    The bindings' own choice first, so that the ctypes launch path (``Vendor.native``) calls into
+    the same runtime numba-hip loaded, not a second copy found on another path.
+    """
     rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
-    candidates = ["libamdhip64.so", "libamdhip64.so.7", os.path.join(rocm, "lib", "libamdhip64.so")]
+    candidates = [c for c in (_bindings_library_path(),) if c]
+    candidates += ["libamdhip64.so", "libamdhip64.so.7", os.path.join(rocm, "lib", "libamdhip64.so")]
     found = ctypes.util.find_library("amdhip64")
     if found:
         candidates.append(found)
@@ -69,16 +89,20 @@ def _find_hip_runtime() -> str | None:
 def load() -> GpuBackend:
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         raise BackendUnavailable("hip: NUMBA_ENABLE_CUDASIM=1 is set in this process (the simulator)")
-    if _find_hip_runtime() is None:
+    lib = _find_hip_runtime()
+    if lib is None:
         raise BackendUnavailable(f"hip: libamdhip64.so not found: {_NEED}")
     mod = sys.modules.get("numba.cuda")
     if mod is not None and "numba.hip" not in sys.modules:
         raise BackendUnavailable("hip: numba.cuda (NVIDIA) is already loaded in this process")
     try:
         from numba import hip
-    except ImportError as e:
-        raise BackendUnavailable(f"hip: numba-hip is not importable ({e}): {_NEED}") from e
-    hip.pose_as_cuda()
+        from numba.hip.extending import intrinsic
+    except Exception as e:
+        # numba-hip reports a missing ROCm piece (comgr, libclang, the clang resource folder, the
+        # hiprtc header) as RuntimeError, FileNotFoundError or a libclang error, not ImportError
+        raise BackendUnavailable(
+            f"hip: numba-hip is not importable ({type(e).__name__}: {e}): {_NEED}") from e
     try:
         from cuda.bindings import driver  # served by hip-python-interop on AMD
     except ImportError as e:
@@ -94,4 +118,10 @@ def load() -> GpuBackend:
         raise BackendUnavailable(f"hip: the HIP runtime could not be initialised ({e}): {_NEED}") from e
     if not ok:
         raise BackendUnavailable(f"hip: no usable AMD GPU found: {_NEED}")
-    return GpuBackend("hip", Vendor(hip, driver))
+    # Only now, with every check passed: posing as numba.cuda cannot be undone in this process.
+    hip.pose_as_cuda()
+    # numba-hip has no array atomics: the kernels' atomic add / min / max become atomicrmw
+    _atomics.register(hip.__name__, intrinsic)
+    vendor = Vendor(hip, driver)
+    vendor.native = (lib,) + Vendor.native[1:]
+    return GpuBackend("hip", vendor)

@@ -76,17 +76,88 @@ def test_load_names_the_missing_runtime_first(monkeypatch):
         hipmod.load()
 
 
+def _fake_numba_hip(monkeypatch, *, available=True):
+    fake_hip = types.ModuleType("numba.hip")
+    fake_hip.posed = []
+    fake_hip.pose_as_cuda = lambda: fake_hip.posed.append(True)
+    fake_hip.is_available = lambda: available
+    ext = types.ModuleType("numba.hip.extending")
+    ext.intrinsic = object()
+    fake_hip.extending = ext
+    import numba
+
+    monkeypatch.setitem(sys.modules, "numba.hip", fake_hip)
+    monkeypatch.setitem(sys.modules, "numba.hip.extending", ext)
+    monkeypatch.setattr(numba, "hip", fake_hip, raising=False)
+    return fake_hip
+
+
+def _hip_interop(monkeypatch):
+    drv = _fake_driver()
+    drv.__file__ = "/site-packages/cuda/bindings/driver.py"  # hip-python-interop's
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = drv
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", drv)
+
+
+@pytest.fixture
+def no_numba_cuda():
+    saved = sys.modules.pop("numba.cuda", None)
+    yield
+    if saved is not None:
+        sys.modules["numba.cuda"] = saved
+
+
+def test_load_turns_numba_hips_runtime_errors_into_unavailable(monkeypatch, no_numba_cuda):
+    # numba-hip raises RuntimeError / FileNotFoundError (not ImportError) when comgr, libclang or
+    # the hiprtc header is missing: that is "hip unavailable", not a crash of auto-detection
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setattr(hipmod, "_find_hip_runtime", lambda: "libamdhip64.so")
+    import builtins
+
+    real_import = builtins.__import__
+
+    def fake_import(name, *a, **kw):
+        if name == "numba" and a and a[2] and "hip" in a[2]:
+            raise RuntimeError("libclang: cannot find the clang resource directory")
+        return real_import(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    with pytest.raises(BackendUnavailable, match="numba-hip is not importable .RuntimeError: libclang"):
+        hipmod.load()
+
+
+def test_load_poses_as_cuda_only_after_every_check(monkeypatch, no_numba_cuda):
+    # pose_as_cuda cannot be undone: a failed load must leave numba.cuda alone
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setattr(hipmod, "_find_hip_runtime", lambda: "libamdhip64.so")
+    fake_hip = _fake_numba_hip(monkeypatch, available=False)
+    _hip_interop(monkeypatch)
+    with pytest.raises(BackendUnavailable, match="no usable AMD GPU"):
+        hipmod.load()
+    assert fake_hip.posed == []
+
+
+def test_runtime_search_prefers_the_bindings_library(monkeypatch):
+    # the ctypes launch path must call into the runtime numba-hip loaded, not another copy
+    monkeypatch.setattr(hipmod, "_bindings_library_path", lambda: "/opt/rocm-7.2/lib/libamdhip64.so")
+    tried = []
+
+    def cdll(name):
+        tried.append(name)
+        return object()
+
+    monkeypatch.setattr(hipmod.ctypes, "CDLL", cdll)
+    assert hipmod._find_hip_runtime() == "/opt/rocm-7.2/lib/libamdhip64.so"
+    assert tried == ["/opt/rocm-7.2/lib/libamdhip64.so"]
+
+
 def test_load_refuses_nvidias_cuda_bindings(monkeypatch):
     # hip-python-interop and cuda-bindings both install cuda.bindings: a mixed environment is named
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     monkeypatch.setattr(hipmod, "_find_hip_runtime", lambda: "libamdhip64.so")
-    fake_hip = types.ModuleType("numba.hip")
-    fake_hip.pose_as_cuda = lambda: None
-    fake_hip.is_available = lambda: True
-    import numba
-
-    monkeypatch.setitem(sys.modules, "numba.hip", fake_hip)
-    monkeypatch.setattr(numba, "hip", fake_hip, raising=False)
+    _fake_numba_hip(monkeypatch)
     nv_driver = types.SimpleNamespace(__file__="/site-packages/cuda/bindings/driver.so")
     bindings = types.ModuleType("cuda.bindings")
     bindings.driver = nv_driver
