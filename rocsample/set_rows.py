@@ -138,6 +138,16 @@ def _check_devices(be, st, arrays):
                        f"a stream on device {st.device}")
 
 
+def _require_arrays(**arrays):
+    """dst, src and idx are arrays (NumPy, device or any object with dtype and shape) on every
+    backend: a list or scalar is refused by name, not converted on one backend only."""
+    for name, a in arrays.items():
+        if not (hasattr(a, "dtype") and hasattr(a, "shape")):
+            kind = {"idx": "an int32 or int64 array", "src": "a float32 or float16 array"}.get(
+                name, "an array")
+            _validate.fail(name, kind, f"{type(a).__name__} {_validate.describe(a)}", TypeError)
+
+
 def _check_finite_host(src, dst_type):
     bad = ~np.isfinite(src)
     if bad.any():
@@ -207,6 +217,7 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     objects and stream reuses launches bound on its second call (the arrays are assumed to keep
     their shape, dtype and address).
     """
+    _require_arrays(dst=dst, src=src, idx=idx)
     be = _backend()
     if not be.is_device:
         return _set_rows_cpu(be, dst, src, idx, dst_type, stream)
@@ -607,6 +618,7 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     With a device position nothing synchronizes and the call is capturable (after
     :func:`prewarm`); with a host integer the indices are copied from the host.
     """
+    _require_arrays(dst=dst, src=src)
     be = _backend()
     sshape, dshape = tuple(src.shape), tuple(dst.shape)
     n = int(sshape[-2]) if len(sshape) >= 2 else 1
