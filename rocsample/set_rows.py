@@ -237,7 +237,17 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     if s4[0] * s4[1] * s4[2] * s4[3] == 0:
         return dst
     if t in BLOCK_BYTES and isinstance(src, np.ndarray):
-        _check_finite_host(src, t)
+        try:
+            _check_finite_host(src, t)
+        except ValueError:
+            # a bad index is reported before a non-finite value, as on cpu (the reference's
+            # order); only on this error path are the indices read on the host
+            if check_bounds and not _capturing(be, st):
+                host_idx = idx if isinstance(idx, np.ndarray) else be.to_host(idx, st)
+                bad = _ref.first_bad_index(np.asarray(host_idx).reshape(i3), d4[2])
+                if bad is not None:
+                    raise _ref.index_error(bad[0], bad[1], tuple(idx.shape), d4[2]) from None
+            raise
     if isinstance(dst, np.ndarray):
         if _capturing(be, st):
             be.check_not_capturing(st, "dst: a NumPy destination")

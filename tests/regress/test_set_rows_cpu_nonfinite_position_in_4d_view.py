@@ -39,7 +39,7 @@ def test_non_finite_src_named_in_its_own_shape(backend, rng, where, src_dtype, t
 
 
 def test_bad_index_still_reported_before_non_finite_src_on_cpu(backend, rng):
-    # the reference's order (indices, then values) is kept on cpu
+    # the reference's order (indices, then values); the device backends follow it (below)
     if backend.is_device:
         pytest.skip("the order of the two checks is the cpu backend's here")
     src = rng.standard_normal((2, 32)).astype(np.float32)
@@ -47,3 +47,21 @@ def test_bad_index_still_reported_before_non_finite_src_on_cpu(backend, rng):
     dst = make_dst("q4_0", (), 3, 32, rng)
     with pytest.raises(IndexError, match=r"got 3 at position 1$"):
         sr.set_rows(dst, src, np.array([0, 3]), dst_type="q4_0")
+
+
+@pytest.mark.parametrize("idx_where", ["host", "device"])
+def test_bad_index_reported_before_non_finite_host_src_on_every_backend(backend, rng, idx_where):
+    # sim/GPU checked a NumPy src for non-finite values before launching (ValueError) while cpu
+    # reported the bad index first (IndexError): the same call must raise the same error
+    src = rng.standard_normal((2, 32)).astype(np.float32)
+    src[0, 0] = np.nan
+    dst = make_dst("q4_0", (), 3, 32, rng)
+    idx = np.array([0, 3])
+    if backend.is_device and idx_where == "device":
+        idx = backend.as_array(idx, "idx")
+    elif idx_where == "device":
+        pytest.skip("cpu: no device idx")
+    before = dst.copy()
+    with pytest.raises(IndexError, match=r"got 3 at position 1$"):
+        sr.set_rows(dst, src, idx, dst_type="q4_0")
+    assert_bytes_equal(dst, before, "q4_0 dst after a bad index and a NaN src")
