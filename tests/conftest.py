@@ -81,3 +81,19 @@ def new_stream(backend):
         return s
 
     yield make
+
+
+@pytest.fixture
+def launches(backend, monkeypatch):
+    """Kernels launched through the backend, in order (None on cpu, which launches none)."""
+    if not backend.is_device:
+        return None
+    log: list = []
+    orig = backend.launch
+
+    def launch(kernel, grid, block, stream, *args):
+        log.append(kernel)
+        return orig(kernel, grid, block, stream, *args)
+
+    monkeypatch.setattr(backend, "launch", launch)
+    return log

@@ -23,30 +23,6 @@ from .test_set_rows import assert_bytes_equal, expected, make_dst
 sr = importlib.import_module("rocsample.set_rows")  # the module; rocsample.set_rows may be the function
 
 
-@pytest.fixture
-def launches(backend, monkeypatch):
-    """Kernels launched through the backend, in order (None on cpu, which launches none)."""
-    if not backend.is_device:
-        return None
-    log: list = []
-    orig = backend.launch
-
-    def launch(kernel, grid, block, stream, *args):
-        log.append(kernel)
-        return orig(kernel, grid, block, stream, *args)
-
-    monkeypatch.setattr(backend, "launch", launch)
-    return log
-
-
-@pytest.fixture(params=["fused", "three"])
-def path(request, monkeypatch):
-    # "three": _FUSE_MAX_IDX = 0 forces reset + check + write (the cpu backend ignores it)
-    if request.param == "three":
-        monkeypatch.setattr(sr, "_FUSE_MAX_IDX", 0)
-    return request.param
-
-
 def _dev(backend, a, st=None):
     return backend.as_array(a, "x", backend.stream(st)) if backend.is_device else a
 

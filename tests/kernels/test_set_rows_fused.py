@@ -53,12 +53,6 @@ def launches(backend, monkeypatch):
     return log
 
 
-@pytest.fixture(params=["fused", "three"])
-def path(request, monkeypatch):
-    if request.param == "three":
-        monkeypatch.setattr(sr, "_FUSE_MAX_IDX", 0)
-    return request.param
-
 
 @pytest.fixture
 def one_warp(monkeypatch):

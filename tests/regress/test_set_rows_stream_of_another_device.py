@@ -20,22 +20,6 @@ from tests.kernels.test_set_rows import assert_bytes_equal, expected
 sr = importlib.import_module("rocsample.set_rows")  # the module; rocsample.set_rows may be the function
 
 
-@pytest.fixture
-def launches(backend, monkeypatch):
-    """Kernels launched through the backend (None on cpu, which launches none)."""
-    if not backend.is_device:
-        return None
-    log: list = []
-    orig = backend.launch
-
-    def launch(kernel, grid, block, stream, *args):
-        log.append(kernel)
-        return orig(kernel, grid, block, stream, *args)
-
-    monkeypatch.setattr(backend, "launch", launch)
-    return log
-
-
 def _inputs(rng):
     dst = rng.standard_normal((4, 32)).astype(np.float32)
     src = rng.standard_normal((2, 32)).astype(np.float32)
