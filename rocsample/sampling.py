@@ -122,13 +122,17 @@ def _u64_rows(be, name, value, n_rows, stream):
         if str(arr.dtype) not in ("int64", "uint64"):
             V.fail(name, "an int64 or uint64 device array", str(arr.dtype), TypeError)
         return arr.view(np.uint64) if str(arr.dtype) == "int64" else arr, True
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # a 0-d array is a scalar, as for the other parameters
     if isinstance(value, (bool, np.bool_)) or value is None:
         V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
     if isinstance(value, (int, np.integer)):
         host = np.full(n_rows, int(value) % 2**64, dtype=np.uint64)
     else:
         a = np.asarray(value)
-        if a.dtype.kind not in "iu" and a.dtype != object:
+        if (a.dtype.kind not in "iu" and a.dtype != object) or (a.dtype == object and not all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                for v in a.ravel())):
             V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
         if a.shape != (n_rows,):
             V.fail(name, f"a scalar or an array of length n_rows={n_rows}",
@@ -151,6 +155,63 @@ def _param(be, name, value, n_rows, dtype, stream, **rng):
         return None, arr
     host = V.check_rows_param(name, value, n_rows, dtype, **rng)
     return host, None
+
+
+#: top_k values from here up are all no-ops (>= any n_vocab); clamping to it keeps the int64
+#: cast exact (NumPy's float -> int64 cast past 2**63 is undefined).
+_TOP_K_CLAMP = 2**62
+
+
+def _clamp_top_k(be, value):
+    """Host top_k with +inf refused and values past int64 clamped (a no-op either way)."""
+    if be.is_device_array(value) or isinstance(value, (bool, np.bool_, str, bytes)) \
+            or value is None:
+        return value  # device arrays and wrong types: _param's checks answer them
+    if isinstance(value, (int, np.integer)):
+        return min(int(value), _TOP_K_CLAMP)
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":
+        return value
+    a = a.astype(np.float64)
+    inf = np.isposinf(a)
+    if inf.any():
+        where = "" if a.ndim == 0 else f" (row {int(np.flatnonzero(inf.ravel())[0])})"
+        V.fail("top_k", "an integer in [0, inf)", f"inf{where}")
+    return np.minimum(a, float(_TOP_K_CLAMP))  # NaN stays NaN for the range check
+
+
+def _check_float32(name, host, value, bad_of, expected):
+    """Refuse host values that passed the float64 range check but leave it as float32.
+
+    ``bad_of(original float64, float32)`` marks the bad rows; the kernels and the reference use
+    float32 (SPEC §2: ``inv_t = float32(1) / float32(T)``).
+    """
+    if host is None:
+        return
+    orig = np.broadcast_to(np.asarray(value, dtype=np.float64), host.shape)
+    with np.errstate(over="ignore", divide="ignore"):
+        bad = bad_of(orig, orig.astype(np.float32))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = "" if np.ndim(value) == 0 else f" (row {i})"
+        V.fail(name, expected, f"{float(orig[i])!r}{where}")
+
+
+def _host_params(be, n, temperature, top_k, top_p, min_p, stream):
+    """(host, device) pairs of the four filter parameters, validated (SPEC §2 ranges)."""
+    with np.errstate(over="ignore"):  # a float32 overflow is refused just below, not warned
+        temp = _param(be, "temperature", temperature, n, np.float32, stream, lo=0.0,
+                      hi=math.inf, hi_open=True)
+    _check_float32("temperature", temp[0], temperature,
+                   lambda t, t32: (t != 0) & ~(np.isfinite(t32) & np.isfinite(np.float32(1) / t32)),
+                   "0 or a value whose float32 value and inverse are finite "
+                   "(about 2.9e-39 < T < 3.4e38)")
+    k = _param(be, "top_k", _clamp_top_k(be, top_k), n, np.int64, stream, lo=0)
+    p = _param(be, "top_p", top_p, n, np.float32, stream, lo=0.0, hi=1.0, lo_open=True)
+    _check_float32("top_p", p[0], top_p, lambda t, t32: t32 <= 0,
+                   "a value in (0, 1] that stays positive in float32 (>= 1e-45)")
+    mp = _param(be, "min_p", min_p, n, np.float32, stream, lo=0.0, hi=1.0)
+    return temp, k, p, mp
 
 
 class Sampler:
@@ -344,11 +405,8 @@ class Sampler:
         if not be.is_device:
             return self._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
                                   return_logprobs, advance_position, check, out, dtype)
-        temp_h, temp_d = _param(be, "temperature", temperature, n, np.float32, st,
-                                lo=0.0, hi=math.inf, hi_open=True)
-        k_h, k_d = _param(be, "top_k", top_k, n, np.int64, st, lo=0)
-        p_h, p_d = _param(be, "top_p", top_p, n, np.float32, st, lo=0.0, hi=1.0, lo_open=True)
-        mp_h, mp_d = _param(be, "min_p", min_p, n, np.float32, st, lo=0.0, hi=1.0)
+        (temp_h, temp_d), (k_h, k_d), (p_h, p_d), (mp_h, mp_d) = _host_params(
+            be, n, temperature, top_k, top_p, min_p, st)
         seed_v, seed_dev = _u64_rows(be, "seed", seed, n, st)
         pos_v, pos_dev = _u64_rows(be, "position", position, n, st)
         if advance_position and not pos_dev:
@@ -365,12 +423,13 @@ class Sampler:
         if be.array_device(x) != st.device:
             V.fail("stream", f"a stream on device {be.array_device(x)} (where logits live)",
                    f"a stream on device {st.device}")
-        need_k = k_d is not None or bool(((k_h > 0) & (k_h < nv)).any())
-        need_p = p_d is not None or bool((p_h < 1).any())
+        for name, arr in (("temperature", temp_d), ("top_k", k_d), ("top_p", p_d),
+                          ("min_p", mp_d), ("seed", seed_v if seed_dev else None),
+                          ("position", pos_v if pos_dev else None)):
+            if arr is not None:
+                self._check_array_device(name, arr)
+        need_k, need_p = self._check_filters(nv, k_h, k_d, p_h, p_d)
         need_mp = mp_d is not None or bool((mp_h > 0).any())
-        if (need_k or need_p) and not self.filters:
-            V.fail("top_k/top_p", "no top-k/top-p on a plan built with filters=False",
-                   "an active filter")
         if need_p and nv > K.MAX_VOCAB_TOP_P:
             V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)",
                    nv)
@@ -384,6 +443,7 @@ class Sampler:
             tokens = be.as_array(out, "out", st, copy_host=False)
             if tuple(tokens.shape) != (n,) or str(tokens.dtype) != "int32":
                 V.fail("out", f"an int32 device array of shape ({n},)", V.describe(out), TypeError)
+            self._check_array_device("out", tokens)
         else:
             tokens = self._outputs[0]
         logprobs, status = self._outputs[1], self._outputs[2]
@@ -422,6 +482,22 @@ class Sampler:
                     self._seen.clear()
                 self._seen[fast_key] = True
         return self._finish(tokens, logprobs, status, return_logprobs, check)
+
+    def _check_array_device(self, name, arr):
+        """A device array argument must live on the stream's device (no cross-device reads)."""
+        d = self.backend.array_device(arr)
+        if d != self.stream.device:
+            V.fail(name, f"an array on device {self.stream.device} (the stream's)",
+                   f"an array on device {d}")
+
+    def _check_filters(self, nv, k_h, k_d, p_h, p_d):
+        """(need_k, need_p); a plan built with ``filters=False`` refuses rows that need them."""
+        need_k = k_d is not None or bool(((k_h > 0) & (k_h < nv)).any())
+        need_p = p_d is not None or bool((p_h < 1).any())
+        if (need_k or need_p) and not self.filters:
+            V.fail("top_k/top_p", "no top-k/top-p on a plan built with filters=False",
+                   "an active filter")
+        return need_k, need_p
 
     def _route(self, nv, temp_h, k_h, p_h, mp_h):
         """(draw, any_topk) when the two-kernel fast path serves every row, else None.
@@ -546,17 +622,23 @@ class Sampler:
         from rocsample.reference import sampling as R
 
         n = self.n_rows
-        V.check_rows_param("temperature", temperature, n, np.float32, lo=0.0, hi=math.inf,
-                           hi_open=True)
-        V.check_rows_param("top_k", top_k, n, np.int64, lo=0)
-        V.check_rows_param("top_p", top_p, n, np.float32, lo=0.0, hi=1.0, lo_open=True)
-        V.check_rows_param("min_p", min_p, n, np.float32, lo=0.0, hi=1.0)
-        _u64_rows(self.backend, "seed", seed, n, self.stream)  # validate now, read at run time
-        _u64_rows(self.backend, "position", position, n, self.stream)
+        be = self.backend
+        if be.is_device_array(logits):
+            V.fail("logits", "a NumPy array (the cpu backend has no device memory)",
+                   V.describe(logits), TypeError)
+        # the same checks as the device path (device arrays refused, naming the argument)
+        (temperature, _), (top_k, _), (top_p, _), (min_p, _) = _host_params(
+            be, n, temperature, top_k, top_p, min_p, self.stream)
+        self._check_filters(self.n_vocab, top_k, None, top_p, None)
+        _u64_rows(be, "seed", seed, n, self.stream)  # validate now, read at run time
+        _u64_rows(be, "position", position, n, self.stream)
         if advance_position and not isinstance(position, np.ndarray):
             V.fail("position", "a NumPy array when advance_position=True on the cpu backend",
                    V.describe(position))
         if out is not None:
+            if be.is_device_array(out):
+                V.fail("out", "a NumPy array (the cpu backend has no device memory)",
+                       V.describe(out), TypeError)
             out = np.asarray(out)
             if out.shape != (n,) or out.dtype != np.int32:
                 V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
@@ -585,6 +667,8 @@ class Sampler:
 
 def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     """The dtype name and shape of a 2-D float logits array, or the error naming ``logits``."""
+    if dtype is not None and dtype not in _LOGIT_DTYPES:
+        V.fail("dtype", "None, " + " or ".join(map(repr, _LOGIT_DTYPES)), repr(dtype), TypeError)
     if not hasattr(logits, "shape"):
         V.fail("logits", "an array", V.describe(logits), TypeError)
     V.check_ndim("logits", logits, 2)
@@ -592,6 +676,9 @@ def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     if name not in _LOGIT_DTYPES:
         V.fail("logits", "float32, float16 or bfloat16 (or uint16 with dtype='bfloat16')", name,
                TypeError)
+    if dtype is not None and name != dtype:
+        V.fail("logits", f"{dtype} logits (dtype={dtype!r}"
+               + (", or uint16 bit patterns)" if dtype == "bfloat16" else ")"), name, TypeError)
     return name, tuple(int(d) for d in logits.shape)
 
 
@@ -635,11 +722,12 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         float32, float16 or bfloat16; NumPy (copied to the device) or a device array
         (``__cuda_array_interface__``, numba). Rows may be strided; elements must be contiguous.
     temperature : float or array (n_rows,)
-        >= 0; 0 means greedy. Device arrays must be float32.
+        >= 0; 0 means greedy. Used as float32: a nonzero value must have a finite float32 value
+        and inverse (about 2.9e-39 < T < 3.4e38). Device arrays must be float32.
     top_k : int or array (n_rows,)
-        >= 0; 0 or >= n_vocab is off. Device arrays must be int64.
+        >= 0, finite; 0 or >= n_vocab is off. Device arrays must be int64.
     top_p : float or array (n_rows,)
-        In (0, 1]; 1 is off. Device arrays float32.
+        In (0, 1], and positive as float32; 1 is off. Device arrays float32.
     min_p : float or array (n_rows,)
         In [0, 1]; 0 is off. Device arrays float32.
     seed, position : int or array (n_rows,)
@@ -657,8 +745,9 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         Where to write tokens.
     stream : optional
         Backend stream, raw handle, ``.cuda_stream`` object, or None.
-    dtype : {None, "bfloat16"}
-        Marks a uint16 array as bfloat16 bit patterns.
+    dtype : {None, "float32", "float16", "bfloat16"}
+        Must name the logits' dtype when given; "bfloat16" also marks a uint16 array as
+        bfloat16 bit patterns.
 
     Returns
     -------
@@ -672,6 +761,8 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     ------
     ValueError, TypeError
         Before any launch, naming the argument (e.g. "top_p: expected a value in (0, 1], got 1.5").
+        Device arrays must live on the stream's device; their values are not checked (that
+        would need a synchronization).
     SamplingError
         With ``check=True``, if some rows had no finite logit.
 
