@@ -5,7 +5,7 @@ VPY := $(VENV)/bin/python
 BACKENDS ?= cpu sim
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench lint mutate docs check-hip check-cuda clean
+.PHONY: demo test bench lint mutate docs check-hip check-cuda clean sass
 
 $(VENV)/.installed-dev: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -30,6 +30,14 @@ test: $(VENV)/.installed-dev
 	  echo "== kernels compiled to PTX (sm_90)"; \
 	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2; \
 	fi
+
+# Registers, spills, shared memory, SASS length and loop bodies of every kernel signature the last
+# `make test` sim run launched (tools/sass_stats.py; needs no GPU). KERNELS="partials finalize"
+# narrows it.
+sass: $(VENV)/.installed-dev
+	@test -s $(SIGS) || { echo "no $(SIGS): run make test first"; exit 1; }
+	$(VPY) -m pip install -q 'nvidia-cuda-nvcc==13.*' 'nvidia-cuda-cuobjdump==13.*' 'nvidia-cuda-nvdisasm==13.*'
+	$(VPY) tools/sass_stats.py $(SIGS) $(foreach k,$(KERNELS),--kernel $(k))
 
 bench: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q matplotlib
