@@ -37,7 +37,7 @@ test: $(VENV)/.installed-dev
 sass: $(VENV)/.installed-dev
 	@test -s $(SIGS) || { echo "no $(SIGS): run make test first"; exit 1; }
 	$(VPY) -m pip install -q 'nvidia-cuda-nvcc==13.*' 'nvidia-cuda-cuobjdump==13.*' 'nvidia-cuda-nvdisasm==13.*'
-	$(VPY) tools/sass_stats.py $(SIGS) $(foreach k,$(KERNELS),--kernel $(k))
+	$(VPY) tools/sass_stats.py $(SIGS) $(foreach k,$(KERNELS),--kernel '$(k)')
 
 bench: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q matplotlib
