@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .._validate import describe, dtype_of, fail
@@ -15,6 +17,17 @@ class NumbaBackend(Backend):
         """A device array of this backend's numba (the simulator's have no CUDA interface)."""
         return False
 
+    def _on_stream_device(self, st: Stream):
+        """numba allocates in the current device's context: make the stream's device current
+        around an allocation for that stream (a no-op when it already is)."""
+        if st.device == self.runtime.current_device():
+            return contextlib.nullcontext()
+        return self.on_device(st.device)
+
+    def _allocated(self, arr, device: int):
+        """Hook: ``arr`` was just allocated on ``device`` (the simulator records it)."""
+        return arr
+
     def as_array(self, obj, name: str, stream: Stream | None = None, *, copy_host: bool = True):
         cuda = self.cuda
         st = stream if stream is not None else self.stream(None)
@@ -25,7 +38,8 @@ class NumbaBackend(Backend):
             host = obj
             if dtype_of(obj) == "bfloat16":  # ml_dtypes bfloat16: keep the bits
                 host = obj.view(np.uint16)
-            return cuda.to_device(host, stream=st.numba)
+            with self._on_stream_device(st):
+                return self._allocated(cuda.to_device(host, stream=st.numba), st.device)
         if self._is_own_array(obj):
             return obj
         if not isinstance(obj, np.ndarray) and hasattr(obj, "__cuda_array_interface__"):
@@ -39,7 +53,9 @@ class NumbaBackend(Backend):
     def empty(self, shape, dtype, stream: Stream | None = None):
         st = stream if stream is not None else self.stream(None)
         self.check_not_capturing(st, "allocating an output array")
-        return self.cuda.device_array(shape, dtype=dtype, stream=st.numba)
+        with self._on_stream_device(st):
+            return self._allocated(self.cuda.device_array(shape, dtype=dtype, stream=st.numba),
+                                   st.device)
 
     def to_host(self, arr, stream: Stream | None = None) -> np.ndarray:
         st = stream if stream is not None else self.stream(None)

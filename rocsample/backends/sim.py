@@ -103,8 +103,14 @@ class SimBackend(NumbaBackend):
     def device_name(self, device=None) -> str:
         return "numba-cuda simulator"
 
+    def _allocated(self, arr, device: int):
+        arr._rocsample_device = device  # the simulator's arrays have no device of their own
+        return arr
+
     def array_device(self, arr) -> int:
-        return self.runtime.current_device()
+        # the device the array was allocated for (as_array / empty); others (views, arrays made
+        # outside rocsample) count as the current device's
+        return getattr(arr, "_rocsample_device", self.runtime.current_device())
 
 
 def _is_simulator(cuda) -> bool:
