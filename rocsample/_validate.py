@@ -92,8 +92,8 @@ def check_rows_param(
 ) -> np.ndarray | None:
     """Check a host scalar or per-row host array; return it as a length-n_rows array of ``dtype``.
 
-    Device arrays (``__cuda_array_interface__`` or numba device arrays) are checked for length and
-    dtype kind only and ``None`` is returned: their values cannot be read without a sync.
+    Device arrays (``__cuda_array_interface__``) are checked for length only (the caller checks
+    their dtype) and ``None`` is returned: their values cannot be read without a sync.
     """
     dtype = np.dtype(dtype)
     if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):

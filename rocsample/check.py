@@ -3,8 +3,9 @@
 Prints the device (name, wavefront size, compute units, copy bandwidth measured on it), runs the
 device test suite including tests/regress, runs a short benchmark of greedy, full-chain sampling
 and set_rows against that device's measured floor, writes a JSON report, and ends with one
-PASS/FAIL line. It exits non-zero on any failure, on any skipped device test, or when the backend
-is unavailable: a CPU-only skip never counts as passing.
+PASS/FAIL line. It exits non-zero on any failure, on any skipped device test (only multi-GPU
+tests on a one-GPU machine and tests that are CPU walkthroughs by design may skip), or when the
+backend is unavailable: a CPU-only skip never counts as passing.
 """
 
 from __future__ import annotations

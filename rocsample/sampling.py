@@ -235,7 +235,8 @@ class Sampler:
     -----
     Scratch comes from ``rocsample.scratch`` for this (device, stream) and is requested in the
     constructor (``prewarm``), so calls inside a CUDA/HIP graph capture allocate nothing as long
-    as every parameter is a device array (host parameters are copied, which capture forbids).
+    as every parameter is a device array or a host value this plan has already used outside
+    capture (its device copy is cached; a new host value needs a copy, which capture forbids).
     Outputs of a call (tokens, logprobs, status) are device buffers owned by the plan and
     overwritten by the next call unless ``out=`` is given for the tokens. Calls never synchronize unless ``check=True`` (the default of ``sample``).
 
@@ -737,7 +738,8 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     return_logprobs : bool
         Also return log-softmax(raw row at T = 1) at the token (float32).
     advance_position : bool
-        Increment the device ``position`` array after the draw (needs a device array).
+        Increment the device ``position`` array after the draw (needs a device array; a NumPy
+        array on ``cpu``).
     check : bool
         True (default): synchronize and raise :class:`SamplingError` naming rows with no finite
         logit. False: never synchronize; return the status array as well.
@@ -769,8 +771,9 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     Notes
     -----
     Stream-ordered on ``stream``; synchronizes only for ``check=True``. Host parameters are
-    copied to the device (not allowed during capture); for graph capture use a
-    :class:`Sampler` with device parameter arrays and ``check=False``.
+    copied to the device (not allowed during capture); for graph capture use
+    :meth:`Sampler.capture` (scalar filter parameters baked in), or call a :class:`Sampler`
+    inside the capture with ``check=False`` and device arrays or host values it already used.
 
     Examples
     --------

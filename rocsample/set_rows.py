@@ -2,7 +2,9 @@
 
 The launcher validates shapes and dtypes on the host, then runs the kernels of
 ``rocsample.kernels.set_rows`` on one stream: one fused launch (validate and write in the same
-kernel) when idx holds at most ``_FUSE_MAX_IDX`` indices, else three (reset, check, write). Bad
+kernel) when idx holds at most ``_FUSE_MAX_IDX`` indices, else three (reset, check, write); an
+eager checked call to a quantized dst from a device src takes four (a finite-src check before the
+write) whatever its size. Bad
 indices never reach memory: no row of a call with a bad index is written. How that error reaches
 the caller depends on the mode:
 
@@ -10,6 +12,7 @@ the caller depends on the mode:
   is copied to the host, which synchronizes the stream, and ``IndexError`` is raised;
 - captured (or ``check_bounds=False``): nothing is synchronized; the first error is kept in a
   per-(device, stream) device record that :func:`check_errors` turns into the same ``IndexError``.
+  On ``cpu`` an eager ``check_bounds=False`` call raises at once; only captured calls are recorded.
 """
 
 from __future__ import annotations
@@ -181,7 +184,7 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     check_bounds : bool
         True: an eager call synchronizes the stream and raises on a bad index. False: never
         synchronizes; bad indices are skipped (the call writes nothing) and reported by
-        :func:`check_errors`.
+        :func:`check_errors` (on ``cpu`` an eager call raises at once either way).
 
     Returns
     -------
@@ -621,7 +624,9 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
 
     Example
     -------
-    >>> ring_write(kv, k_new, position=4095)  # doctest: +SKIP  (writes rows 4095, 0, 1, ...)
+    With a 4096-row ``kv`` this writes rows 4095, 0, 1, ...:
+
+    >>> ring_write(kv, k_new, position=4095)  # doctest: +SKIP
 
     Note
     ----

@@ -134,7 +134,9 @@ def build(cuda):
         bfloat16 bit patterns), each holding ``_sample_partials_kernel``,
         ``_sample_finalize_kernel``, ``_select_begin_kernel``, ``_select_hist_kernel``,
         ``_select_step_kernel``, ``_tie_cut_kernel``, ``_draw_partials_kernel``,
-        ``_draw_finalize_kernel``; plus ``_advance_position_kernel``.
+        ``_draw_finalize_kernel``, and ``fast`` (the two-kernel path of
+        ``rocsample.kernels.sampling_fast.make``); plus ``_advance_position_kernel`` and
+        ``philox`` (``rocsample.kernels.philox.build``).
     """
     ph = _philox.build(cuda)
     # numba types closure *functions*, not attribute lookups on a namespace: bind it here.

@@ -35,7 +35,8 @@ are integer operations, which keeps NaN payloads and rounding identical on every
 
 Error slot layout (int64[4]): ``[first bad idx position or NO_ERROR, its value,
 first non-finite src position or NO_ERROR, 0]`` (the src check runs only in eager checked calls to
-a quantized dst: ``_set_rows_finite_kernel``; such calls always take the three-launch path).
+a quantized dst: ``_set_rows_finite_kernel``; such calls always take the unfused path, with the
+finite check as a fourth launch between check and write).
 Sticky record layout (int64[4]): ``[flag, first bad idx position, its value, call-site id]``; a
 kernel only writes it while the flag is 0 (the first error stays until ``check_errors`` reads and
 clears it).
