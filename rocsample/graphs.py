@@ -42,6 +42,9 @@ class Graph:
         self._arg_st = None
         self.replays = 0
         self.released = False
+        # One launch or release at a time: a release waits for a launch being enqueued (its
+        # event must come after it) and runs once however many threads ask.
+        self._lock = threading.Lock()
 
     @property
     def ready(self) -> bool:
@@ -49,34 +52,37 @@ class Graph:
 
     def replay(self, stream=None) -> None:
         """Launch the graph on ``stream`` (default: the stream it was captured on)."""
-        if not self.ready:
-            raise CaptureError(
-                "graph: not replayable (" + ("released" if self.released else "capture not finished") + ")"
-            )
-        if stream is None:
-            st = self.stream
-        elif stream is self._arg_stream and not isinstance(stream, int):
-            # the same live stream object as last time (its handle cannot have been recycled
-            # while it is alive): skip the driver queries of the normalisation
-            st = self._arg_st
-        else:
-            st = self.backend.stream(stream)
-            self._arg_stream, self._arg_st = stream, st
-        self.backend.runtime.graph_launch(self._exec, st)
-        self._last_stream = st
-        self.replays += 1
+        with self._lock:
+            if not self.ready:
+                raise CaptureError(
+                    "graph: not replayable ("
+                    + ("released" if self.released else "capture not finished") + ")"
+                )
+            if stream is None:
+                st = self.stream
+            elif stream is self._arg_stream and not isinstance(stream, int):
+                # the same live stream object as last time (its handle cannot have been recycled
+                # while it is alive): skip the driver queries of the normalisation
+                st = self._arg_st
+            else:
+                st = self.backend.stream(stream)
+                self._arg_stream, self._arg_st = stream, st
+            self.backend.runtime.graph_launch(self._exec, st)
+            self._last_stream = st
+            self.replays += 1
 
     def release(self) -> None:
         """Destroy the graph; its scratch returns to the pool once its last launch completes."""
-        if self.released:
-            return
-        rt = self.backend.runtime
-        if self._exec is not None:
-            rt.graph_exec_destroy(self._exec)
-        if self._graph is not None:
-            rt.graph_destroy(self._graph)
-        self.released = True
-        get_pool(self.backend)._release_graph(self.id, self._last_stream or self.stream)
+        with self._lock:
+            if self.released:
+                return
+            rt = self.backend.runtime
+            if self._exec is not None:
+                rt.graph_exec_destroy(self._exec)
+            if self._graph is not None:
+                rt.graph_destroy(self._graph)
+            self.released = True
+            get_pool(self.backend)._release_graph(self.id, self._last_stream or self.stream)
 
     def __enter__(self):
         return self
@@ -124,11 +130,20 @@ def capture(stream, mode: str = "thread_local"):
     st = be.stream(stream)
     pool = get_pool(be)
     g = Graph(be, st)
-    be.runtime.begin_capture(st, mode)
-    pool._begin_capture(st, mode)
-    defer = be.cuda.defer_cleanup() if be.cuda is not None and hasattr(be.cuda, "defer_cleanup") else contextlib.nullcontext()
+    defer = contextlib.ExitStack()
+    if be.cuda is not None and hasattr(be.cuda, "defer_cleanup"):
+        # numba must not free memory (cuMemFree) while the capture is open. Its deferral is per
+        # context, the current one when entered: enter it with the *stream's* device current.
+        with be.on_device(st.device):
+            defer.enter_context(be.cuda.defer_cleanup())
     try:
-        with defer:  # numba must not free memory (cuMemFree) while the capture is open
+        be.runtime.begin_capture(st, mode)
+    except BaseException:
+        defer.close()
+        raise
+    pool._begin_capture(st, mode)
+    try:
+        with defer:
             yield g
     except BaseException:
         graph = None

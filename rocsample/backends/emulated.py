@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from ..errors import CaptureError
 from .base import Allocation, CaptureStatus, Runtime, Stream
 
@@ -65,6 +67,7 @@ class EmulatedRuntime(Runtime):
         self._handles = itertools.count(0x1000, 0x10)
         self._ptrs = itertools.count(1 << 32, 1 << 24)  # fake, never-reused addresses
         self._ptr_device: dict[int, int] = {}
+        self._stream_devices: dict[int, int] = {}  # handle -> device, of every stream made here
         self._captures: dict[int, _Capture] = {}  # stream handle -> capture in progress
         self._local = threading.local()
         self._defaults = {d: EmulatedStream(0, d) for d in range(n_devices)}
@@ -85,18 +88,35 @@ class EmulatedRuntime(Runtime):
     def new_stream(self, device: int | None = None) -> EmulatedStream:
         dev = self.current_device() if device is None else device
         with self._lock:
-            return EmulatedStream(next(self._handles), dev)
+            s = EmulatedStream(next(self._handles), dev)
+            self._stream_devices[s.handle] = dev
+            return s
 
     def stream(self, stream) -> Stream:
-        if stream is None or stream == 0:
+        if stream is None:
             return Stream(0, self.current_device(), 0)
         if isinstance(stream, Stream):
             return stream
         if isinstance(stream, EmulatedStream):
             return Stream(stream.handle, stream.device, 0)
-        raise TypeError(
-            f"stream: expected None, 0 or a stream from this backend's new_stream(), got {stream!r}"
-        )
+        # SPEC §1's other forms: a raw handle, or an object with .cuda_stream (PyTorch's)
+        h = getattr(stream, "cuda_stream", stream)
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
+            raise TypeError(
+                "stream: expected None, 0, a stream from this backend's new_stream(), its handle "
+                f"or an object with .cuda_stream, got {stream!r}"
+            )
+        h = int(h)
+        if h == 0:
+            return Stream(0, self.current_device(), 0)
+        with self._lock:
+            dev = self._stream_devices.get(h)
+        if dev is None:
+            raise ValueError(
+                "stream: expected a stream from this runtime's new_stream() or its handle, got "
+                f"handle {h:#x} (no such stream)"
+            )
+        return Stream(h, dev, 0)
 
     def synchronize(self, stream: Stream) -> None:
         return None
@@ -180,8 +200,6 @@ class EmulatedRuntime(Runtime):
             raise CaptureError(
                 "allocation during stream capture (CAPTURE_UNSUPPORTED); the capture is invalidated"
             )
-        import numpy as np
-
         arr = self._alloc_array(nbytes) if self._alloc_array else np.empty(nbytes, np.uint8)
         with self._lock:
             ptr = next(self._ptrs)
@@ -203,11 +221,13 @@ class EmulatedRuntime(Runtime):
             return self._ptr_device[ptr]
 
     # events: emulated work completes when enqueued, so an event is done once recorded ------
+    # -- except one recorded on a capturing stream: the driver's cuEventQuery answers
+    # CUDA_ERROR_CAPTURED_EVENT for it, never success, so it never reads as done.
     def event_record(self, stream: Stream):
         return {"stream": stream.handle, "done": self.capture_status(stream) is CaptureStatus.NONE}
 
     def event_query(self, event) -> bool:
-        return True
+        return bool(event["done"])
 
     def event_destroy(self, event) -> None:
         return None

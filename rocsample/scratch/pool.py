@@ -26,6 +26,8 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..backends import CaptureStatus, Stream, get_backend
 from ..errors import CaptureError, ScratchNotWarmed
 
@@ -34,6 +36,27 @@ _ALIGN = 256  # bytes; every capacity is a multiple, so typed views of any dtype
 
 def _round_up(n: int) -> int:
     return max(_ALIGN, (int(n) + _ALIGN - 1) // _ALIGN * _ALIGN)
+
+
+def _size(name: str, n) -> int:
+    """A byte count: a non-negative Python or NumPy integer (bool, float and str are refused)."""
+    if type(n) is not int and (isinstance(n, bool) or not isinstance(n, (int, np.integer))):
+        raise TypeError(f"{name}: expected a non-negative integer, got {n!r}")
+    if n < 0:
+        raise ValueError(f"{name}: expected a non-negative integer, got {n}")
+    return int(n)
+
+
+@dataclass
+class _AfterCapture:
+    """An event still to be recorded on ``stream``, which was capturing when the buffer retired.
+
+    An event recorded on a capturing stream joins the capture, and the driver never completes it
+    for the host (cuEventQuery: CUDA_ERROR_CAPTURED_EVENT): recorded then, the buffer would never
+    be freed. Work enqueued before the capture began is ordered before an event recorded after it.
+    """
+
+    stream: object
 
 
 @dataclass
@@ -116,9 +139,7 @@ class ScratchPool:
         CaptureError
             If the stream's capture was invalidated.
         """
-        if int(nbytes) < 0:
-            raise ValueError(f"nbytes: expected a non-negative integer, got {nbytes}")
-        nbytes = max(int(nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
+        nbytes = max(_size("nbytes", nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
         be = self.backend
         rt = be.runtime
         st = be.stream(stream)
@@ -161,9 +182,14 @@ class ScratchPool:
 
         ``sizes`` is a byte count (purpose ``"default"``) or a mapping ``{purpose: nbytes}``.
         """
-        items = sizes.items() if isinstance(sizes, dict) else [("default", sizes)]
-        for purpose, n in items:
-            self.request(stream, int(n), purpose)
+        if isinstance(sizes, dict):
+            items = [(p, _size(f"sizes[{p!r}]", n)) for p, n in sizes.items()]
+        elif type(sizes) is int or (isinstance(sizes, np.integer) and not isinstance(sizes, bool)):
+            items = [("default", _size("sizes", sizes))]
+        else:
+            raise TypeError(f"sizes: expected a byte count or a mapping {{purpose: bytes}}, got {sizes!r}")
+        for purpose, n in items:  # every size checked first: a refused call allocates nothing
+            self.request(stream, n, purpose)
 
     def capacity(self, stream, purpose: str = "default") -> int:
         be = self.backend
@@ -187,7 +213,8 @@ class ScratchPool:
             with self._lock(dev):
                 if be.runtime.global_capture_active(dev):
                     continue  # a free now would invalidate someone's capture
-                for key in [k for k in self._entries if k[0] == dev]:
+                # a snapshot: other devices' threads add entries meanwhile, under their own locks
+                for key in [k for k in list(self._entries) if k[0] == dev]:
                     if st is not None and key[1] != st.handle:
                         continue
                     if be.runtime.capture_status(Stream(key[1], dev, 0)) is not CaptureStatus.NONE:
@@ -201,14 +228,17 @@ class ScratchPool:
 
     def stats(self) -> dict:
         """Bytes per (device, stream), pinned buffers, live graphs, pending frees, runtime counts."""
+        # No lock: every table is read through a snapshot taken in one step, and an entry's
+        # buffer is read once (a capture ending on another thread may empty it meanwhile).
         by_stream: dict[tuple[int, int], int] = {}
         for (dev, h, _), e in list(self._entries.items()):
-            if e.alloc is not None:
-                by_stream[(dev, h)] = by_stream.get((dev, h), 0) + e.alloc.nbytes
+            a = e.alloc
+            if a is not None:
+                by_stream[(dev, h)] = by_stream.get((dev, h), 0) + a.nbytes
         rt = self.backend.runtime
         return {
             "bytes_by_stream": by_stream,
-            "pinned_buffers": sum(1 for v in self._pins.values() if v > 0),
+            "pinned_buffers": sum(1 for v in list(self._pins.values()) if v > 0),
             "live_graphs": len(self._graph_records),
             "active_captures": len(self._captures),
             "pending_frees": len(self._retired),
@@ -230,7 +260,7 @@ class ScratchPool:
         with self._lock(st.device):
             return {
                 k[2]: e.alloc.ptr
-                for k, e in self._entries.items()
+                for k, e in list(self._entries.items())
                 if k[0] == st.device and k[1] == st.handle and e.alloc is not None
             }
 
@@ -286,28 +316,35 @@ class ScratchPool:
                         e.alloc = be.runtime.mem_alloc(n, st.device)  # re-warm the stream
 
     def _release_graph(self, graph_id: int, last_stream) -> None:
-        be = self.backend
         rec = self._graph_records.get(graph_id)
         if rec is None:
             return
         with self._lock(rec.device):
-            self._graph_records.pop(graph_id, None)
+            if self._graph_records.pop(graph_id, None) is None:
+                return  # another thread released it first
             for a in rec.allocs:
                 self._pins[a.ptr] -= 1
                 if self._pins[a.ptr] == 0 and not self._is_current(a):
                     # one event per buffer: _collect destroys each item's event once
-                    ev = be.runtime.event_record(last_stream) if last_stream is not None else None
+                    ev = self._release_event(last_stream) if last_stream is not None else None
                     with self._retired_lock:
                         self._retired.append((a, ev))
             self._collect()
 
     def _is_current(self, alloc) -> bool:
-        return any(e.alloc is alloc for e in self._entries.values())
+        return any(e.alloc is alloc for e in list(self._entries.values()))
+
+    def _release_event(self, st):
+        """An event after the work enqueued so far on ``st``, or a note to record it later."""
+        rt = self.backend.runtime
+        if rt.capture_status(st) is not CaptureStatus.NONE:
+            return _AfterCapture(st)
+        return rt.event_record(st)
 
     def _retire(self, alloc, st) -> None:
         if self._pins.get(alloc.ptr, 0) > 0:
             return  # the graph holding it frees it on release
-        ev = self.backend.runtime.event_record(st)
+        ev = self._release_event(st)
         with self._retired_lock:
             self._retired.append((alloc, ev))
 
@@ -323,6 +360,11 @@ class ScratchPool:
                 if self._pins.get(alloc.ptr, 0) > 0:
                     keep.append((alloc, ev))
                     continue
+                if isinstance(ev, _AfterCapture):
+                    ev = self._release_event(ev.stream)  # still a note while the stream captures
+                    if isinstance(ev, _AfterCapture):
+                        keep.append((alloc, ev))
+                        continue
                 done = ev is None or rt.event_query(ev)
                 if done and not rt.global_capture_active(alloc.device):
                     if ev is not None:
