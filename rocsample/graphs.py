@@ -45,6 +45,9 @@ class Graph:
         # One launch or release at a time: a release waits for a launch being enqueued (its
         # event must come after it) and runs once however many threads ask.
         self._lock = threading.Lock()
+        # device arrays the captured kernels read or write that the scratch pool does not own
+        # (a plan's cached parameter copies and outputs): alive as long as the graph (hold())
+        self._held: list = []
 
     @property
     def ready(self) -> bool:
@@ -83,6 +86,7 @@ class Graph:
                 rt.graph_destroy(self._graph)
             self.released = True
             get_pool(self.backend)._release_graph(self.id, self._last_stream or self.stream)
+            self._held = []  # numba frees them with cuMemFree, which waits for the device
 
     def __enter__(self):
         return self
@@ -100,6 +104,21 @@ class Graph:
     def __repr__(self) -> str:
         state = "released" if self.released else ("ready" if self.ready else "capturing")
         return f"<rocsample Graph #{self.id} {state}, {self.replays} replays>"
+
+
+_active: dict = {}  # (device, stream handle) -> the Graph being captured on that stream
+
+
+def hold(stream, *objs) -> None:
+    """Keep ``objs`` alive as long as the graph being captured on ``stream``, if one is.
+
+    A captured kernel keeps the *addresses* of its arguments; an array that its Python owner
+    drops (a parameter cache trimmed, a plan garbage-collected) would be freed under the graph.
+    ``stream`` is a normalised backends.Stream. Outside a capture this is one dict lookup.
+    """
+    g = _active.get((stream.device, stream.handle))
+    if g is not None:
+        g._held.extend(o for o in objs if o is not None)
 
 
 @contextlib.contextmanager
@@ -142,10 +161,12 @@ def capture(stream, mode: str = "thread_local"):
         defer.close()
         raise
     pool._begin_capture(st, mode)
+    _active[(st.device, st.handle)] = g
     try:
         with defer:
             yield g
     except BaseException:
+        _active.pop((st.device, st.handle), None)
         graph = None
         try:
             graph = be.runtime.end_capture(st)
@@ -155,6 +176,7 @@ def capture(stream, mode: str = "thread_local"):
             be.runtime.graph_destroy(graph)
         pool._end_capture(st, None)
         raise
+    _active.pop((st.device, st.handle), None)
     try:
         graph = be.runtime.end_capture(st)
     except Exception:
@@ -176,4 +198,4 @@ def copy_to_device(dst, host, stream) -> None:
     be.copy_to_device(dst, host, be.stream(stream))
 
 
-__all__ = ["Graph", "capture", "copy_to_device"]
+__all__ = ["Graph", "capture", "copy_to_device", "hold"]

@@ -46,6 +46,7 @@ import threading
 import numpy as np
 
 from rocsample import _validate as V
+from rocsample import graphs as _graphs
 from rocsample.errors import SamplingError
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
@@ -397,6 +398,7 @@ class Sampler:
                 if buf is hit[0]:
                     for launch in hit[1]:
                         launch()
+                    _graphs.hold(self.stream, hit)  # under a capture: the graph keeps them
                     tokens, logprobs, status = hit[2]
                     return self._finish(tokens, logprobs, status, return_logprobs, check)
                 del self._fast[fast_key]  # the stream's scratch moved (growth, trim, a graph took it)
@@ -473,6 +475,9 @@ class Sampler:
             L.append((self._ns._advance_position_kernel, rows_grid, B, (pos_a, n)))
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)
+        # under a capture, the graph keeps what its kernels address (cached parameter copies,
+        # outputs) however this plan's caches change later
+        _graphs.hold(st, L)
         if fast_key is not None and be.name != "sim":
             # bound on the second call with the same arguments: binding costs a millisecond,
             # and a key seen once (a host position that changes every step) never pays it
