@@ -95,9 +95,12 @@ class Graph:
         self.release()
 
     def __del__(self):  # a forgotten graph must not leak its pinned scratch forever
+        # Not release() here: the collector can run this finalizer inside a scratch-pool call
+        # that holds the pool's locks (a deadlock on the retired list's lock). The pool runs the
+        # release at the start of its next public call (request, prewarm, trim, stats).
         try:
             if not self.released and self._exec is not None:
-                self.release()
+                get_pool(self.backend)._defer(self.release)
         except Exception:
             pass
 

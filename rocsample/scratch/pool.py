@@ -96,6 +96,10 @@ class ScratchPool:
         self._graph_records: dict[int, _CaptureRecord] = {}
         self._retired: list[tuple[object, object]] = []  # (allocation, event)
         self._retired_lock = threading.Lock()
+        # work queued by finalizers (a forgotten Graph's release): the garbage collector may run
+        # them inside a pool call that holds these locks, so they run at the start of the next
+        # public call instead, outside every lock (_run_deferred)
+        self._deferred: list = []
         self._pins: dict[int, int] = {}  # allocation ptr -> number of capture records holding it
 
     # ---- helpers ------------------------------------------------------------------------------
@@ -139,6 +143,8 @@ class ScratchPool:
         CaptureError
             If the stream's capture was invalidated.
         """
+        if self._deferred:
+            self._run_deferred()
         nbytes = max(_size("nbytes", nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
         be = self.backend
         rt = be.runtime
@@ -182,6 +188,7 @@ class ScratchPool:
 
         ``sizes`` is a byte count (purpose ``"default"``) or a mapping ``{purpose: nbytes}``.
         """
+        self._run_deferred()
         if isinstance(sizes, dict):
             items = [(p, _size(f"sizes[{p!r}]", n)) for p, n in sizes.items()]
         elif type(sizes) is int or (isinstance(sizes, np.integer) and not isinstance(sizes, bool)):
@@ -203,6 +210,7 @@ class ScratchPool:
 
         Buffers pinned by a live graph stay with the graph. Returns the bytes retired.
         """
+        self._run_deferred()
         be = self.backend
         st = be.stream(stream) if stream is not None else None
         devices = [st.device] if st is not None else (
@@ -228,6 +236,7 @@ class ScratchPool:
 
     def stats(self) -> dict:
         """Bytes per (device, stream), pinned buffers, live graphs, pending frees, runtime counts."""
+        self._run_deferred()
         # No lock: every table is read through a snapshot taken in one step, and an entry's
         # buffer is read once (a capture ending on another thread may empty it meanwhile).
         by_stream: dict[tuple[int, int], int] = {}
@@ -347,6 +356,18 @@ class ScratchPool:
         ev = self._release_event(st)
         with self._retired_lock:
             self._retired.append((alloc, ev))
+
+    def _defer(self, fn) -> None:
+        """Run ``fn()`` at the start of the next public call (safe from a finalizer: no lock)."""
+        self._deferred.append(fn)  # atomic under the GIL
+
+    def _run_deferred(self) -> None:
+        while self._deferred:
+            try:
+                fn = self._deferred.pop(0)
+            except IndexError:  # another thread took the last one
+                return
+            fn()
 
     def _collect(self) -> None:
         if not self._retired:  # the common case, read without the lock: nothing to free
