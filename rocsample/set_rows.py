@@ -569,6 +569,9 @@ def check_errors(stream=None) -> None:
     IndexError
         The same message an eager call would have raised (position in idx and value).
 
+    CaptureError
+        If ``stream`` is capturing (nothing is read or cleared).
+
     Note
     ----
     Synchronizes ``stream`` (one 32-byte copy). Calls made with ``check_bounds=True`` outside
@@ -576,6 +579,9 @@ def check_errors(stream=None) -> None:
     """
     be = _backend()
     st = be.stream(stream)
+    # reading (and clearing) the record is a host round trip: not inside a capture, where it
+    # would invalidate the capture on a GPU or be recorded into the graph on the emulated runtime
+    be.check_not_capturing(st, "check_errors: reading the stream's error record")
     k = _key(be, st)
     if not be.is_device:
         with _lock:
