@@ -223,3 +223,23 @@ def test_capture_ending_during_another_global_capture_defers_the_rewarm(pool, rt
     assert rt.free_calls == 1 and pool.stats()["pinned_buffers"] == 0
     assert pool.request(s, 100, "p").shape == (256,)
     pool.check_invariants()
+
+
+def test_hold_keeps_objects_for_the_graph_being_captured_on_that_stream(pool, rt):
+    s, other = rt.new_stream(0), rt.new_stream(1)
+    a, b, c = object(), object(), object()
+    graphs.hold(st(s), a)  # no capture: nothing kept anywhere
+    pool.prewarm(s, {"p": 64})
+    with graphs.capture(s) as g:
+        graphs.hold(st(s), b, None)  # None is skipped
+        graphs.hold(st(other), c)  # another stream: not this graph's
+    graphs.hold(st(s), a)  # the capture is over
+    assert g._held == [b]
+    g.release()
+    assert g._held == []
+    with pytest.raises(RuntimeError):
+        with graphs.capture(s) as g2:
+            graphs.hold(st(s), c)
+            raise RuntimeError("the block fails")
+    graphs.hold(st(s), a)  # a failed capture is no longer registered either
+    assert g2._held == [c]
