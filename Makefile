@@ -19,6 +19,9 @@ demo: $(VENV)/.installed-dev
 # The sim run records every (kernel, argument types) it launches; tools/ptx_check.py then compiles
 # each with numba-cuda's real compiler to PTX (no GPU needed), which the simulator never does.
 SIGS := build/kernel-sigs.json
+# the kernels again with 64-thread wavefronts (wave64 AMD parts): block sizes and reductions
+WAVE64_TESTS := tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.py \
+	tests/kernels/test_set_rows.py tests/regress/test_fast_finalize_fold_past_256_splits.py
 test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS)
 	@for b in $(BACKENDS); do \
@@ -27,6 +30,8 @@ test: $(VENV)/.installed-dev
 	  $(VPY) -m pytest -q --backend $$b $(PYTEST_ARGS) || exit $$?; \
 	done
 	@if echo " $(BACKENDS) " | grep -q " sim "; then \
+	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; \
+	  ROCSAMPLE_SIM_WARP=64 $(VPY) -m pytest -q --backend sim $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
 	  echo "== kernels compiled to PTX (sm_90)"; \
 	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2; \
 	fi

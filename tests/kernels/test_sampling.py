@@ -36,7 +36,7 @@ def sizes(backend):
     if backend.name == "sim":
         # Frequencies on the simulator only check support (zero-probability tokens never
         # drawn) with a loose chi-square; the >= 10**6-draw version is marked gpu/slow.
-        return dict(vocab=150, rows=4, block=32, freq_rows=16, freq_vocab=5, freq_calls=1)
+        return dict(vocab=150, rows=4, block=backend.warp_size(), freq_rows=16, freq_vocab=5, freq_calls=1)
     if backend.name == "cpu":
         return dict(vocab=1000, rows=8, block=None, freq_rows=2000, freq_vocab=16, freq_calls=2)
     return dict(vocab=151936, rows=16, block=None, freq_rows=4096, freq_vocab=64, freq_calls=64)

@@ -21,7 +21,7 @@ def shape(backend):
     if not backend.is_device:
         pytest.skip("the fast path is a device launch plan (cpu runs the reference)")
     if backend.name == "sim":
-        return dict(rows=3, vocab=150, block=32, splits=2)
+        return dict(rows=3, vocab=150, block=backend.warp_size(), splits=2)
     return dict(rows=16, vocab=151936, block=None, splits=None)
 
 

@@ -34,7 +34,7 @@ def test_sampler_outputs_live_on_the_streams_device(backend, other_stream):
 
 def test_numpy_inputs_with_a_stream_of_another_device(backend, rng, other_stream):
     lg = (rng.standard_normal((2, 40)) * 3).astype(np.float32)
-    tok = rs.sample(lg, temperature=0.0, seed=1, position=0, stream=other_stream, _block=32)
+    tok = rs.sample(lg, temperature=0.0, seed=1, position=0, stream=other_stream, _block=backend.warp_size())
     st = backend.stream(other_stream)
     assert backend.array_device(tok) == 1
     want = R.sample(lg, temperature=0.0, seed=1, position=0)

@@ -23,7 +23,7 @@ def _case(backend):
     """(vocab, splits, block): 1024 splits over 512-thread finalize blocks on a GPU."""
     if backend.is_device and backend.name != "sim":
         return 1 << 16, 1024, None
-    return 256, 8, (32 if backend.name == "sim" else None)
+    return 256, 8, (backend.warp_size() if backend.name == "sim" else None)
 
 
 @pytest.mark.parametrize("split_of_max", ["first", "slot_500", "last"])

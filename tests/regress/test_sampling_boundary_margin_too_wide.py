@@ -55,7 +55,7 @@ def test_device_uses_the_integer_masses(backend):
     rows = 12 if sim else 64
     lg = np.tile(np.array([0.0, _A], np.float32), (rows, 1))
     seed = np.arange(rows) * 7919 + 1
-    block = 32 if sim else None
+    block = backend.warp_size() if sim else None
     for order in ("llama",) if sim else ("llama", "vllm"):
         tok = rs.sample(lg, top_p=_P, seed=seed, position=5, order=order, _block=block)
         tok = tok if isinstance(tok, np.ndarray) else np.asarray(backend.to_host(tok))
