@@ -481,11 +481,14 @@ def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
         return _ref.set_rows(dst, src, idx, dst_type=dst_type)
     # validate now (bad shapes raise at capture time, as on a GPU); index errors at replay
     t = _ref.resolve_dst_type(dst, dst_type)
-    _ref.plan_shapes(dst, src, idx, t)
+    d4, _, i3, _ = _ref.plan_shapes(dst, src, idx, t)
     k = _key(be, st)
 
     def run():
         try:
+            if t in BLOCK_BYTES and np.size(src) and \
+                    _ref.first_bad_index(np.asarray(idx).reshape(i3), d4[2]) is None:
+                _check_finite_host(np.asarray(src), t)  # named in src's own shape, as eagerly
             _ref.set_rows(dst, src, idx, dst_type=t)
         except IndexError as e:
             with _lock:

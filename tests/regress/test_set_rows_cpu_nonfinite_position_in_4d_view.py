@@ -65,3 +65,21 @@ def test_bad_index_reported_before_non_finite_host_src_on_every_backend(backend,
     with pytest.raises(IndexError, match=r"got 3 at position 1$"):
         sr.set_rows(dst, src, idx, dst_type="q4_0")
     assert_bytes_equal(dst, before, "q4_0 dst after a bad index and a NaN src")
+
+
+def test_captured_call_names_the_value_in_srcs_own_shape_on_cpu(backend, new_stream):
+    # the cpu backend's captured call reads src at replay; its error named the 4-D view too
+    if backend.is_device:
+        pytest.skip("cpu: src is read at replay (device backends take a device src in a graph)")
+    from rocsample import graphs
+
+    s = new_stream()
+    dst = np.zeros((4, 34), np.uint8)
+    src = np.ones((1, 32), np.float32)
+    sr.prewarm(s)
+    with graphs.capture(s) as g:
+        sr.set_rows(dst, src, np.array([1]), dst_type="q8_0", stream=s)
+    src[0, 3] = np.nan
+    with pytest.raises(ValueError, match=r"got nan at position \(0, 3\)$"):
+        g.replay()
+    assert not dst.any()
