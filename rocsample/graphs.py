@@ -158,12 +158,17 @@ def capture(stream, mode: str = "thread_local"):
         # context, the current one when entered: enter it with the *stream's* device current.
         with be.on_device(st.device):
             defer.enter_context(be.cuda.defer_cleanup())
+    # The pool learns of the capture first: a request from another thread that lands right after
+    # the driver's begin then pins its buffer to this graph (released with it), not to an
+    # unknown "external" capture that would keep it forever.
+    fresh = pool._begin_capture(st, mode)  # False: already capturing; the driver refuses below
     try:
         be.runtime.begin_capture(st, mode)
     except BaseException:
+        if fresh:
+            pool._end_capture(st, None)
         defer.close()
         raise
-    pool._begin_capture(st, mode)
     _active[(st.device, st.handle)] = g
     try:
         with defer:

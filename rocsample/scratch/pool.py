@@ -284,11 +284,17 @@ class ScratchPool:
             rec.keys.add(key)
             self._pins[alloc.ptr] = self._pins.get(alloc.ptr, 0) + 1
 
-    def _begin_capture(self, st, mode: str = "thread_local") -> None:
+    def _begin_capture(self, st, mode: str = "thread_local") -> bool:
+        """Register a capture rocsample is about to begin on ``st``; False (and nothing changed)
+        when rocsample already captures that stream (the driver refuses the nested begin)."""
         with self._lock(st.device):
+            old = self._captures.get((st.device, st.handle))
+            if old is not None and not old.external:
+                return False
             self._captures[(st.device, st.handle)] = _CaptureRecord(
                 st.device, st.handle, mode=mode, thread=threading.get_ident()
             )
+            return True
 
     def _thread_capture(self):
         """A capture begun by rocsample that an allocation from this thread would invalidate.
