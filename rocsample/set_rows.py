@@ -151,15 +151,6 @@ def _require_arrays(**arrays):
             _validate.fail(name, kind, f"{type(a).__name__} {_validate.describe(a)}", TypeError)
 
 
-def _check_finite_host(src, dst_type):
-    bad = ~np.isfinite(src)
-    if bad.any():
-        pos = tuple(int(p) for p in np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), src.shape))
-        _validate.fail(
-            "src", f"finite values for a {dst_type} destination", f"{src[pos]} at position {pos}"
-        )
-
-
 def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     """Write rows of ``src`` into ``dst`` at the rows named by ``idx`` (ggml GGML_OP_SET_ROWS).
 
@@ -241,7 +232,7 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
         return dst
     if t in BLOCK_BYTES and isinstance(src, np.ndarray):
         try:
-            _check_finite_host(src, t)
+            _ref.check_finite(src, t)
         except ValueError:
             # a bad index is reported before a non-finite value, as on cpu (the reference's
             # order); only on this error path are the indices read on the host
@@ -471,24 +462,14 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
 def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
     st = be.stream(stream)
     if not _capturing(be, st):
-        if isinstance(dst, np.ndarray) and isinstance(src, np.ndarray) and isinstance(idx, np.ndarray):
-            t = _ref.resolve_dst_type(dst, dst_type)
-            d4, _, i3, _ = _ref.plan_shapes(dst, src, idx, t)
-            if t in BLOCK_BYTES and src.size and _ref.first_bad_index(idx.reshape(i3), d4[2]) is None:
-                # the reference names a non-finite value by its place in the 4-D view; name it
-                # in src's own shape, as the device backends do (index errors still come first)
-                _check_finite_host(src, t)
         return _ref.set_rows(dst, src, idx, dst_type=dst_type)
     # validate now (bad shapes raise at capture time, as on a GPU); index errors at replay
     t = _ref.resolve_dst_type(dst, dst_type)
-    d4, _, i3, _ = _ref.plan_shapes(dst, src, idx, t)
+    _ref.plan_shapes(dst, src, idx, t)
     k = _key(be, st)
 
     def run():
         try:
-            if t in BLOCK_BYTES and np.size(src) and \
-                    _ref.first_bad_index(np.asarray(idx).reshape(i3), d4[2]) is None:
-                _check_finite_host(np.asarray(src), t)  # named in src's own shape, as eagerly
             _ref.set_rows(dst, src, idx, dst_type=t)
         except IndexError as e:
             with _lock:

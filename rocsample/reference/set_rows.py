@@ -112,6 +112,15 @@ def first_bad_index(idx3: np.ndarray, n_rows: int):
     return pos, int(idx3.ravel()[pos])
 
 
+def check_finite(src: np.ndarray, dst_type: str) -> None:
+    """ValueError naming the first non-finite value of ``src`` (C order, in src's own shape):
+    the quantizers refuse such input (ggml's would write garbage)."""
+    bad = ~np.isfinite(src)
+    if bad.any():
+        pos = tuple(int(p) for p in np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), src.shape))
+        fail("src", f"finite values for a {dst_type} destination", f"{src[pos]} at position {pos}")
+
+
 def index_error(pos: int, value: int, idx_shape, n_rows: int) -> IndexError:
     """The IndexError every backend raises for a bad index (position in idx's own shape)."""
     if len(idx_shape) == 0:
@@ -178,8 +187,10 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     bad = first_bad_index(idx3, n_rows)
     if bad is not None:
         raise index_error(bad[0], bad[1], idx.shape, n_rows)
+    if t in BLOCK_BYTES:
+        check_finite(src, t)  # after the indices, before writing; named in src's own shape
     src4 = src.reshape(s4)
-    conv = convert_rows(src4, t)  # raises on non-finite input to a quantized type, before writing
+    conv = convert_rows(src4, t)
     dview = dst[(None,) * (4 - dst.ndim)]  # a view even for strided dst (reshape could copy)
     if dview.dtype != conv.dtype:
         dview = dview.view(conv.dtype)
