@@ -17,6 +17,7 @@ Usage: python tools/sass_stats.py SIGS.json [--kernel SUBSTRING ...] [--sass-dir
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -32,11 +33,11 @@ import ptx_check  # noqa: E402  (same directory)
 _INS = re.compile(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
+@functools.cache  # one lookup per tool, not one per kernel
 def _tool(name: str) -> str:
-    for d in (os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "cu13", "bin"),):
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
+    p = os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "cu13", "bin", name)  # the wheels
+    if os.path.exists(p):
+        return p
     p = shutil.which(name)
     if p is None:
         raise SystemExit(f"sass_stats: {name} not found; pip install 'nvidia-cuda-nvcc==13.*' "
