@@ -479,6 +479,11 @@ def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
     return dst
 
 
+def _ring_idx(position: int, n: int, n_rows: int) -> np.ndarray:
+    """The ring rows of n new rows written from ``position`` (Python's %: negatives wrap)."""
+    return (int(position) + np.arange(n, dtype=np.int64)) % n_rows
+
+
 def _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance):
     st = be.stream(stream)
     p = position if isinstance(position, np.ndarray) else np.asarray(position)
@@ -489,7 +494,7 @@ def _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance
 
     def run():
         # the position is read when the work runs (replay), not when it was recorded
-        idx = (int(p[0]) + np.arange(n, dtype=np.int64)) % n_rows
+        idx = _ring_idx(p[0], n, n_rows)
         try:
             _ref.set_rows(dst, src, idx, dst_type=dst_type)
         except IndexError as e:
@@ -631,7 +636,7 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     if n_rows <= 0:
         _validate.fail("dst", "at least one row in the ring", f"shape {tuple(dst.shape)}")
     if isinstance(position, (int, np.integer)) and not isinstance(position, bool):
-        idx = ((int(position) + np.arange(n, dtype=np.int64)) % n_rows).astype(np.int64)
+        idx = _ring_idx(position, n, n_rows)
         return set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
     if not be.is_device:
         return _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance)
@@ -641,7 +646,7 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     if isinstance(position, np.ndarray):
         # a host position: read now and, with advance, bumped in place after the write (as on cpu)
         be.check_not_capturing(st, "position: reading a NumPy position")
-        idx = ((int(position[0]) + np.arange(n, dtype=np.int64)) % n_rows).astype(np.int64)
+        idx = _ring_idx(position[0], n, n_rows)
         set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
         if advance:
             position[0] += n
