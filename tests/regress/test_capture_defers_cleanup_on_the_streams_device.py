@@ -16,8 +16,8 @@ import contextlib
 import pytest
 
 from rocsample import graphs
-from rocsample.backends.cpu import CpuBackend
 from rocsample.backends.emulated import EmulatedRuntime
+from tests.scratch.test_pool_contract import private_backend
 
 
 class _FakeCuda:
@@ -39,10 +39,8 @@ class _FakeCuda:
 
 @pytest.fixture
 def be(monkeypatch):
-    b = CpuBackend()
-    b.runtime = EmulatedRuntime(n_devices=2)
+    b = private_backend(monkeypatch, EmulatedRuntime(n_devices=2))
     b.cuda = _FakeCuda(b.runtime)
-    monkeypatch.setattr(graphs, "get_backend", lambda: b)
     return b
 
 

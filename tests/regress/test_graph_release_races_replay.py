@@ -17,9 +17,9 @@ import time
 import pytest
 
 from rocsample import CaptureError, graphs
-from rocsample.backends.cpu import CpuBackend
 from rocsample.backends.emulated import EmulatedRuntime
 from rocsample.scratch import get_pool
+from tests.scratch.test_pool_contract import private_backend
 
 
 class _SlowRuntime(EmulatedRuntime):
@@ -50,12 +50,8 @@ class _SlowRuntime(EmulatedRuntime):
 
 @pytest.fixture
 def setup(monkeypatch):
-    import rocsample.scratch as scratch_mod
-
-    be = CpuBackend()
-    be.runtime = rt = _SlowRuntime()
-    monkeypatch.setattr(scratch_mod, "_pools", {})
-    monkeypatch.setattr(graphs, "get_backend", lambda: be)
+    be = private_backend(monkeypatch, _SlowRuntime())
+    rt = be.runtime
     pool = get_pool(be)
     s = rt.new_stream(1)
     pool.prewarm(s, {"a": 256, "b": 256})

@@ -10,9 +10,9 @@ destroyed) when a release retired nothing.
 from __future__ import annotations
 
 from rocsample import graphs
-from rocsample.backends.cpu import CpuBackend
 from rocsample.backends.emulated import EmulatedRuntime
 from rocsample.scratch import get_pool
+from tests.scratch.test_pool_contract import private_backend
 
 
 class _StrictEvents(EmulatedRuntime):
@@ -38,12 +38,8 @@ class _StrictEvents(EmulatedRuntime):
 
 
 def test_release_frees_every_buffer_and_destroys_each_event_once(monkeypatch):
-    import rocsample.scratch as scratch_mod
-
-    be = CpuBackend()
-    be.runtime = rt = _StrictEvents()
-    monkeypatch.setattr(scratch_mod, "_pools", {})
-    monkeypatch.setattr(graphs, "get_backend", lambda: be)
+    be = private_backend(monkeypatch, _StrictEvents())
+    rt = be.runtime
     pool = get_pool(be)
     s = rt.new_stream(0)
     pool.prewarm(s, {"a": 256, "b": 256, "c": 256})

@@ -19,19 +19,15 @@ import pytest
 
 from rocsample import graphs
 from rocsample.backends import CaptureStatus, Stream
-from rocsample.backends.cpu import CpuBackend
 from rocsample.backends.emulated import EmulatedRuntime
 from rocsample.scratch import get_pool
+from tests.scratch.test_pool_contract import private_backend
 
 
 @pytest.fixture
 def env(monkeypatch):
-    import rocsample.scratch as scratch_mod
-
-    be = CpuBackend()
-    be.runtime = rt = EmulatedRuntime(n_devices=2)
-    monkeypatch.setattr(scratch_mod, "_pools", {})
-    monkeypatch.setattr(graphs, "get_backend", lambda: be)
+    be = private_backend(monkeypatch, EmulatedRuntime(n_devices=2))
+    rt = be.runtime
     return get_pool(be), rt
 
 

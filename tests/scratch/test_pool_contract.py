@@ -87,14 +87,20 @@ class SpyRuntime(EmulatedRuntime):
         super().graph_exec_destroy(exec_)
 
 
-@pytest.fixture
-def be(monkeypatch):
-    """A private cpu backend on a SpyRuntime; graphs.capture uses it (the current backend stays)."""
+def private_backend(monkeypatch, runtime):
+    """A private cpu backend on ``runtime`` with a fresh pool table; graphs.capture uses it (the
+    session's current backend stays)."""
     b = CpuBackend()
-    b.runtime = SpyRuntime()
+    b.runtime = runtime
     monkeypatch.setattr(scratch_mod, "_pools", {})
     monkeypatch.setattr(graphs, "get_backend", lambda: b)
     return b
+
+
+@pytest.fixture
+def be(monkeypatch):
+    """A private cpu backend on a SpyRuntime."""
+    return private_backend(monkeypatch, SpyRuntime())
 
 
 @pytest.fixture
