@@ -87,7 +87,11 @@ class DriverRuntime(Runtime):
 
     def stream(self, stream) -> Stream:
         if isinstance(stream, Stream):
+            if stream.emulated:
+                _foreign_stream(stream)
             return stream
+        if getattr(type(stream), "_rocsample_emulated", False):
+            _foreign_stream(stream)
         dev = self.current_device()
         if stream is None or (isinstance(stream, int) and stream == 0):
             return Stream(0, dev, 0)
@@ -212,6 +216,14 @@ class DriverRuntime(Runtime):
 
     def event_destroy(self, event) -> None:
         self.call("cuEventDestroy", event)
+
+
+def _foreign_stream(stream):
+    """Refuse a stream of the emulated runtime (cpu / sim) before its handle reaches the driver."""
+    raise TypeError(
+        f"stream: expected a stream of this GPU backend, got an emulated {type(stream).__name__} "
+        f"(handle {int(stream.handle):#x}) of the cpu/sim runtime, which is no driver stream"
+    )
 
 
 class _Owner:

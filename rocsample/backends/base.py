@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import enum
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -30,6 +30,9 @@ class Stream:
     handle: int
     device: int
     numba: Any = 0
+    #: made by the emulated runtime (cpu, sim): a GPU backend refuses it, since its handle is
+    #: not a driver stream (the driver would dereference it)
+    emulated: bool = field(default=False, compare=False)
 
     def __int__(self) -> int:
         return self.handle
@@ -49,7 +52,7 @@ class Allocation:
 class Runtime(abc.ABC):
     """Interface of the runtime layer; see DriverRuntime and EmulatedRuntime."""
 
-    emulated: bool = False
+    emulated: bool = field(default=False, compare=False)
 
     def __init__(self) -> None:
         self._count_lock = threading.Lock()

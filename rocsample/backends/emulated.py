@@ -27,6 +27,8 @@ class EmulatedStream:
 
     handle: int
     device: int
+    #: GPU backends refuse these objects by this mark (their handles are not driver streams)
+    _rocsample_emulated = True
 
     @property
     def cuda_stream(self) -> int:  # same protocol as torch.cuda.Stream
@@ -94,11 +96,11 @@ class EmulatedRuntime(Runtime):
 
     def stream(self, stream) -> Stream:
         if stream is None:
-            return Stream(0, self.current_device(), 0)
+            return Stream(0, self.current_device(), 0, emulated=True)
         if isinstance(stream, Stream):
             return stream
         if isinstance(stream, EmulatedStream):
-            return Stream(stream.handle, stream.device, 0)
+            return Stream(stream.handle, stream.device, 0, emulated=True)
         # SPEC §1's other forms: a raw handle, or an object with .cuda_stream (PyTorch's)
         h = getattr(stream, "cuda_stream", stream)
         if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
@@ -108,7 +110,7 @@ class EmulatedRuntime(Runtime):
             )
         h = int(h)
         if h == 0:
-            return Stream(0, self.current_device(), 0)
+            return Stream(0, self.current_device(), 0, emulated=True)
         with self._lock:
             dev = self._stream_devices.get(h)
         if dev is None:
@@ -116,7 +118,7 @@ class EmulatedRuntime(Runtime):
                 "stream: expected a stream from this runtime's new_stream() or its handle, got "
                 f"handle {h:#x} (no such stream)"
             )
-        return Stream(h, dev, 0)
+        return Stream(h, dev, 0, emulated=True)
 
     def synchronize(self, stream: Stream) -> None:
         return None

@@ -135,14 +135,17 @@ def test_a_failed_instantiate_ends_the_capture_and_leaves_the_pool_unchanged(poo
     def refuse(graph):
         raise CaptureError("cuGraphInstantiate failed: out of memory")
 
-    monkeypatch.setattr(rt, "instantiate", refuse)
-    with pytest.raises(CaptureError, match="cuGraphInstantiate failed"):
-        with graphs.capture(s) as g:
-            pool.request(s, 256, "p")
-    assert len(rt.destroyed_graphs) == 1 and not g.ready
-    assert pool.buffers(s) == held
-    assert (pool.stats()["pinned_buffers"], pool.stats()["live_graphs"]) == (0, 0)
-    monkeypatch.undo()
+    # only this patch is undone below: monkeypatch.undo() would also undo the private backend
+    # (the fixtures' patches), and graphs.capture would then hand this emulated stream to the
+    # session's backend (on cuda: its fake handle to the driver, SIGSEGV)
+    with monkeypatch.context() as m:
+        m.setattr(rt, "instantiate", refuse)
+        with pytest.raises(CaptureError, match="cuGraphInstantiate failed"):
+            with graphs.capture(s) as g:
+                pool.request(s, 256, "p")
+        assert len(rt.destroyed_graphs) == 1 and not g.ready
+        assert pool.buffers(s) == held
+        assert (pool.stats()["pinned_buffers"], pool.stats()["live_graphs"]) == (0, 0)
     with graphs.capture(s) as g:
         pool.request(s, 256, "p")
     assert g.ready
