@@ -15,15 +15,24 @@ def fail(name: str, expected: str, got, exc: type[Exception] = ValueError):
     raise exc(f"{name}: expected {expected}, got {got}")
 
 
+_MAX_REPR = 80
+
+
 def describe(x) -> str:
-    """A short description of a value for error messages."""
-    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__"):
+    """A short description of a value for error messages: never the whole of a large input."""
+    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__") or (
+            hasattr(x, "shape") and hasattr(x, "dtype")):
         shape = tuple(getattr(x, "shape", ()))
         dtype = getattr(x, "dtype", "?")
         return f"array of shape {shape} and dtype {dtype}"
     if isinstance(x, float) and math.isnan(x):
         return "nan"
-    return repr(x)
+    if isinstance(x, (list, tuple)) and len(x) > 8:
+        return f"a {type(x).__name__} of {len(x)} items, the first {describe(x[0])}"
+    r = repr(x)
+    if len(r) > _MAX_REPR:
+        r = f"{r[:_MAX_REPR - 20]}... ({type(x).__name__}, {len(r)} characters in full)"
+    return r
 
 
 _TORCH_DTYPES = {"torch.bfloat16": "bfloat16"}

@@ -254,9 +254,9 @@ class Sampler:
         self.n_rows = V.check_int("n_rows", n_rows, 1)
         self.n_vocab = V.check_int("n_vocab", n_vocab, 1, 2**31 - 1)
         if dtype not in _LOGIT_DTYPES:
-            V.fail("dtype", " or ".join(_LOGIT_DTYPES), repr(dtype), TypeError)
+            V.fail("dtype", " or ".join(_LOGIT_DTYPES), V.describe(dtype), TypeError)
         if order not in _ORDERS:
-            V.fail("order", "'llama' or 'vllm'", repr(order))
+            V.fail("order", "'llama' or 'vllm'", V.describe(order))
         self.dtype = dtype
         self.order = order
         self.filters = bool(filters)
@@ -286,7 +286,7 @@ class Sampler:
         # that a row has at most GMAX tile maxima.
         self._path = _path
         if _path not in (None, "fast", "general"):
-            V.fail("_path", "None, 'fast' or 'general'", repr(_path))
+            V.fail("_path", "None, 'fast' or 'general'", V.describe(_path))
         self._fast_ok = block & (block - 1) == 0 and _path != "general"
         # (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
         # cost the finalize block more histogram work for no shorter gather)
@@ -400,7 +400,8 @@ class Sampler:
                         launch()
                     _graphs.hold(self.stream, hit)  # under a capture: the graph keeps them
                     tokens, logprobs, status = hit[2]
-                    return self._finish(tokens, logprobs, status, return_logprobs, check)
+                    return self._finish(tokens if out is None else out, logprobs, status,
+                                        return_logprobs, check)
                 del self._fast[fast_key]  # the stream's scratch moved (growth, trim, a graph took it)
         n, nv = self.n_rows, self.n_vocab
         self._check_logits(logits, dtype)
@@ -478,6 +479,7 @@ class Sampler:
         # under a capture, the graph keeps what its kernels address (cached parameter copies,
         # outputs) however this plan's caches change later
         _graphs.hold(st, L)
+        result = tokens if out is None else out  # the caller's own object, not our view of it
         if fast_key is not None and be.name != "sim":
             # bound on the second call with the same arguments: binding costs a millisecond,
             # and a key seen once (a host position that changes every step) never pays it
@@ -487,7 +489,7 @@ class Sampler:
                 if len(self._seen) >= 4 * _FAST_ENTRIES:
                     self._seen.clear()
                 self._seen[fast_key] = True
-        return self._finish(tokens, logprobs, status, return_logprobs, check)
+        return self._finish(result, logprobs, status, return_logprobs, check)
 
     def _check_array_device(self, name, arr):
         """A device array argument must live on the stream's device (no cross-device reads)."""
@@ -674,7 +676,7 @@ class Sampler:
 def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     """The dtype name and shape of a 2-D float logits array, or the error naming ``logits``."""
     if dtype is not None and dtype not in _LOGIT_DTYPES:
-        V.fail("dtype", "None, " + " or ".join(map(repr, _LOGIT_DTYPES)), repr(dtype), TypeError)
+        V.fail("dtype", "None, " + " or ".join(map(repr, _LOGIT_DTYPES)), V.describe(dtype), TypeError)
     if not hasattr(logits, "shape"):
         V.fail("logits", "an array", V.describe(logits), TypeError)
     V.check_ndim("logits", logits, 2)
@@ -788,7 +790,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     1
     """
     if order not in _ORDERS:
-        V.fail("order", "'llama' or 'vllm'", repr(order))
+        V.fail("order", "'llama' or 'vllm'", V.describe(order))
     plan = _plan_for(logits, dtype, stream, order, _splits, _block, _cap, _path)
     be = plan.backend
     res = plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,

@@ -11,6 +11,7 @@ import importlib
 import os
 import threading
 
+from .._validate import describe
 from ..errors import BackendUnavailable
 from .base import Backend, CaptureStatus, Stream
 
@@ -26,7 +27,7 @@ __all__ = ["NAMES", "Backend", "CaptureStatus", "Stream", "get_backend", "use_ba
 
 def _load(name: str) -> Backend:
     if name not in NAMES:
-        raise ValueError(f"backend: expected one of {', '.join(NAMES)}, got {name!r}")
+        raise ValueError(f"backend: expected one of {', '.join(NAMES)}, got {describe(name)}")
     be = _loaded.get(name)
     if be is None:
         be = importlib.import_module(f".{name}", __name__).load()

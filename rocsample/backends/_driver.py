@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from .._validate import describe
 from ..errors import CaptureError
-from .base import Allocation, CaptureStatus, Runtime, Stream
+from .base import Allocation, CaptureStatus, Runtime, Stream, stream_handle_of
 
 _MODES = ("global", "thread_local", "relaxed")
 
@@ -97,20 +98,19 @@ class DriverRuntime(Runtime):
             return Stream(0, dev, 0)
         # A stream's device is asked of the driver, never assumed to be the current one: a
         # stream of device 1 used while device 0 is current must get device 1's scratch.
-        if isinstance(stream, int):
-            h = int(stream)
-            return Stream(h, self._stream_device(h, dev), self._external(h))
-        handle = getattr(stream, "cuda_stream", None)
-        if handle is not None:  # torch.cuda.Stream and friends
-            h = int(handle)
-            return Stream(h, self._stream_device(h, dev), self._external(h) if h else 0)
-        if hasattr(stream, "handle") and hasattr(stream, "synchronize"):  # a numba stream
+        if hasattr(stream, "handle") and hasattr(stream, "synchronize") \
+                and not isinstance(stream, int):  # a numba stream
             h = self.vendor.stream_handle(stream)
             return Stream(h, self._stream_device(h, dev), stream)
-        raise TypeError(
-            "stream: expected None, an int handle, a numba stream or an object with .cuda_stream, "
-            f"got {type(stream).__name__}"
-        )
+        h = stream_handle_of(stream)  # raw handles, torch, CuPy, __cuda_stream__, CUstream
+        if h is None:
+            raise TypeError(
+                "stream: expected None, an int handle, a numba stream, a torch or CuPy stream, "
+                f"or an object with __cuda_stream__ or .cuda_stream, got {type(stream).__name__}"
+            )
+        if h == 0:
+            return Stream(0, dev, 0)
+        return Stream(h, self._stream_device(h, dev), self._external(h))
 
     def _stream_device(self, handle: int, current: int) -> int:
         if handle == 0:
@@ -148,7 +148,7 @@ class DriverRuntime(Runtime):
 
     def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
         if mode not in _MODES:
-            raise ValueError(f"mode: expected one of {_MODES}, got {mode!r}")
+            raise ValueError(f"mode: expected one of {_MODES}, got {describe(mode)}")
         if stream.handle == 0:
             raise CaptureError("stream: the default stream cannot be captured; use a new stream")
         m = getattr(self.drv.CUstreamCaptureMode, f"CU_STREAM_CAPTURE_MODE_{mode.upper()}")

@@ -38,6 +38,33 @@ class Stream:
         return self.handle
 
 
+def stream_handle_of(stream) -> int | None:
+    """The raw handle of a stream given in one of SPEC §1's foreign forms, or None.
+
+    Forms: an int (or NumPy integer) handle; an object with ``__cuda_stream__`` (the CUDA stream
+    protocol: ``(version, handle)``); ``.cuda_stream`` (PyTorch, and the emulated streams);
+    a CuPy stream (``.ptr``); a ``cuda.bindings`` ``CUstream`` (``int()`` of it). Backend stream
+    objects (numba's) are recognised by the runtimes themselves, before this.
+    """
+    if isinstance(stream, (bool, np.bool_)):
+        return None
+    if isinstance(stream, (int, np.integer)):
+        return int(stream)
+    proto = getattr(type(stream), "__cuda_stream__", None)
+    if proto is not None:
+        v = stream.__cuda_stream__()
+        return int(v[1])
+    h = getattr(stream, "cuda_stream", None)
+    if h is not None:
+        return int(h)
+    mod = type(stream).__module__ or ""
+    if mod.startswith("cupy") and hasattr(stream, "ptr"):
+        return int(stream.ptr)
+    if mod.startswith("cuda.") and type(stream).__name__ in ("CUstream", "cudaStream_t"):
+        return int(stream)
+    return None
+
+
 @dataclass
 class Allocation:
     """A device allocation made by a runtime (or an emulated one)."""
@@ -52,7 +79,7 @@ class Allocation:
 class Runtime(abc.ABC):
     """Interface of the runtime layer; see DriverRuntime and EmulatedRuntime."""
 
-    emulated: bool = field(default=False, compare=False)
+    emulated: bool = False
 
     def __init__(self) -> None:
         self._count_lock = threading.Lock()

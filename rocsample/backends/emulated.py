@@ -17,8 +17,9 @@ from typing import Callable
 
 import numpy as np
 
+from .._validate import describe
 from ..errors import CaptureError
-from .base import Allocation, CaptureStatus, Runtime, Stream
+from .base import Allocation, CaptureStatus, Runtime, Stream, stream_handle_of
 
 
 @dataclass
@@ -101,14 +102,13 @@ class EmulatedRuntime(Runtime):
             return stream
         if isinstance(stream, EmulatedStream):
             return Stream(stream.handle, stream.device, 0, emulated=True)
-        # SPEC §1's other forms: a raw handle, or an object with .cuda_stream (PyTorch's)
-        h = getattr(stream, "cuda_stream", stream)
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
+        # SPEC §1's other forms: a raw handle, .cuda_stream (PyTorch's), __cuda_stream__, ...
+        h = stream_handle_of(stream)
+        if h is None:
             raise TypeError(
-                "stream: expected None, 0, a stream from this backend's new_stream(), its handle "
-                f"or an object with .cuda_stream, got {stream!r}"
+                "stream: expected None, 0, a stream from this backend's runtime.new_stream(), its "
+                f"handle or an object with .cuda_stream or __cuda_stream__, got {describe(stream)}"
             )
-        h = int(h)
         if h == 0:
             return Stream(0, self.current_device(), 0, emulated=True)
         with self._lock:
@@ -147,7 +147,7 @@ class EmulatedRuntime(Runtime):
 
     def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
         if mode not in ("global", "thread_local", "relaxed"):
-            raise ValueError(f"mode: expected 'global', 'thread_local' or 'relaxed', got {mode!r}")
+            raise ValueError(f"mode: expected 'global', 'thread_local' or 'relaxed', got {describe(mode)}")
         if stream.handle == 0:
             raise CaptureError("stream: the default stream cannot be captured; use a new stream")
         with self._lock:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import describe
+
 QK = 32  # values per block, every type here
 
 #: block type -> bytes per 32-value block
@@ -302,7 +304,7 @@ def quantize_rows(x: np.ndarray, qtype: str, *, name: str = "src") -> np.ndarray
     (1, 34)
     """
     if qtype not in _QUANTIZERS:
-        raise ValueError(f"dst_type: expected one of {', '.join(_QUANTIZERS)}, got {qtype!r}")
+        raise ValueError(f"dst_type: expected one of {', '.join(_QUANTIZERS)}, got {describe(qtype)}")
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float16):
         raise TypeError(f"{name}: expected float32 or float16, got {x.dtype}")

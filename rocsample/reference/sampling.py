@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from rocsample._validate import describe
 from rocsample.reference import philox
 
 __all__ = ["sample", "sample_with_margin", "argmax", "widen", "mass_units", "topp_target",
@@ -292,7 +293,7 @@ def sample_with_margin(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0
     (0, True)
     """
     if order not in ("llama", "vllm"):
-        raise ValueError(f"order: expected 'llama' or 'vllm', got {order!r}")
+        raise ValueError(f"order: expected 'llama' or 'vllm', got {describe(order)}")
     lg = widen(logits, dtype)
     if lg.ndim != 2:
         raise ValueError(f"logits: expected a 2-D array, got a {lg.ndim}-D array of shape {lg.shape}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import dtype_of, fail
+from .._validate import describe, dtype_of, fail
 from .quant import BLOCK_BYTES, FLOAT_TYPES, QK, convert_rows
 
 __all__ = ["BLOCK_BYTES", "FLOAT_TYPES", "QK", "DST_TYPES", "plan_shapes", "set_rows"]
@@ -43,7 +43,7 @@ def resolve_dst_type(dst, dst_type) -> str:
             "None",
         )
     if not isinstance(dst_type, str) or dst_type.lower() not in DST_TYPES:
-        fail("dst_type", f"one of {', '.join(DST_TYPES)}", repr(dst_type))
+        fail("dst_type", f"one of {', '.join(DST_TYPES)}", describe(dst_type))
     t = dst_type.lower()
     allowed = _DST_STORAGE.get(t, ("uint8",))
     if dn not in allowed:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import describe
 from ..backends import CaptureStatus, Stream, get_backend
 from ..errors import CaptureError, ScratchNotWarmed
 
@@ -41,7 +42,7 @@ def _round_up(n: int) -> int:
 def _size(name: str, n) -> int:
     """A byte count: a non-negative Python or NumPy integer (bool, float and str are refused)."""
     if type(n) is not int and (isinstance(n, bool) or not isinstance(n, (int, np.integer))):
-        raise TypeError(f"{name}: expected a non-negative integer, got {n!r}")
+        raise TypeError(f"{name}: expected a non-negative integer, got {describe(n)}")
     if n < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {n}")
     return int(n)
@@ -194,7 +195,7 @@ class ScratchPool:
         elif type(sizes) is int or (isinstance(sizes, np.integer) and not isinstance(sizes, bool)):
             items = [("default", _size("sizes", sizes))]
         else:
-            raise TypeError(f"sizes: expected a byte count or a mapping {{purpose: bytes}}, got {sizes!r}")
+            raise TypeError(f"sizes: expected a byte count or a mapping {{purpose: bytes}}, got {describe(sizes)}")
         for purpose, n in items:  # every size checked first: a refused call allocates nothing
             self.request(stream, n, purpose)
 

@@ -479,7 +479,7 @@ def test_unusable_stream_raises_naming_stream(backend, no_launch, stream):
 
 def test_logits_on_another_device_than_the_stream_raise(backend, blk, new_stream, monkeypatch):
     if not backend.is_device or backend.runtime.device_count() < 2:
-        pytest.skip("needs a device backend with two devices (the simulator emulates two)")
+        pytest.skip("needs two devices on a device backend (the simulator emulates two)")
     s1 = new_stream(1)
     lg = _lg(16)
     with backend.on_device(1):

@@ -280,7 +280,7 @@ def test_too_many_rows_for_the_winner_buffer_is_refused(backend, launches):
     # reference has no winner buffer. (32-bit overflow of offsets is a real-GPU test:
     # test_set_rows.py::test_rows_past_2_31_elements.)
     if not backend.is_device or backend.name != "sim":
-        pytest.skip("a zero-stride device view: the simulator's arrays are NumPy underneath")
+        pytest.skip("cpu-only: (sim) a zero-stride device view: the simulator's arrays are NumPy underneath")
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
     base = np.zeros(32, np.float32)

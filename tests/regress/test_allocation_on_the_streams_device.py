@@ -21,7 +21,7 @@ from rocsample.reference import sampling as R
 @pytest.fixture
 def other_stream(backend, new_stream):
     if not backend.is_device or backend.runtime.device_count() < 2:
-        pytest.skip("needs a device backend with two devices (sim emulates two)")
+        pytest.skip("needs two devices on a device backend (sim emulates two)")
     assert backend.runtime.current_device() == 0
     return new_stream(1)
 

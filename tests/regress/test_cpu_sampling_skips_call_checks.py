@@ -47,7 +47,7 @@ class _FakeDeviceArray:
                                           ("position", "<i8"), ("out", "<i4")])
 def test_cpu_refuses_device_arrays_naming_them(backend, name, typestr):
     if backend.is_device:
-        pytest.skip("the cpu backend's refusal of device memory")
+        pytest.skip("cpu-only: the cpu backend's refusal of device memory")
     args = dict(seed=0, position=0)
     args[name] = _FakeDeviceArray((2,), typestr)
     with pytest.raises(TypeError, match=rf"^{name}: expected"):
@@ -56,6 +56,6 @@ def test_cpu_refuses_device_arrays_naming_them(backend, name, typestr):
 
 def test_cpu_refuses_device_logits_naming_them(backend):
     if backend.is_device:
-        pytest.skip("the cpu backend's refusal of device memory")
+        pytest.skip("cpu-only: the cpu backend's refusal of device memory")
     with pytest.raises(TypeError, match=r"^logits: expected a NumPy array"):
         rs.sample(_FakeDeviceArray((2, 8), "<f4"), seed=0, position=0)

@@ -48,6 +48,7 @@ def test_an_emulated_stream_is_refused_before_the_driver(form):
 
 def test_a_plain_stream_still_passes_through():
     rt = _driver_runtime_without_driver()
+    assert rt.emulated is False  # the GPU runtime: Backend.on_device switches numba's context
     st = Stream(0x55, 0, 0)
     assert rt.stream(st) is st
 

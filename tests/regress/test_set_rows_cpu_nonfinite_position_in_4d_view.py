@@ -41,7 +41,7 @@ def test_non_finite_src_named_in_its_own_shape(backend, rng, where, src_dtype, t
 def test_bad_index_still_reported_before_non_finite_src_on_cpu(backend, rng):
     # the reference's order (indices, then values); the device backends follow it (below)
     if backend.is_device:
-        pytest.skip("the order of the two checks is the cpu backend's here")
+        pytest.skip("cpu-only: the order of the two checks is the cpu backend's here")
     src = rng.standard_normal((2, 32)).astype(np.float32)
     src[0, 0] = np.nan
     dst = make_dst("q4_0", (), 3, 32, rng)
@@ -70,7 +70,7 @@ def test_bad_index_reported_before_non_finite_host_src_on_every_backend(backend,
 def test_captured_call_names_the_value_in_srcs_own_shape_on_cpu(backend, new_stream):
     # the cpu backend's captured call reads src at replay; its error named the 4-D view too
     if backend.is_device:
-        pytest.skip("cpu: src is read at replay (device backends take a device src in a graph)")
+        pytest.skip("cpu-only: src is read at replay (device backends take a device src in a graph)")
     from rocsample import graphs
 
     s = new_stream()

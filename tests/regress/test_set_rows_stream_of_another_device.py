@@ -79,7 +79,7 @@ def test_ring_write_on_a_stream_of_another_device_leaves_position(backend, rng, 
 def test_arrays_on_two_devices_are_refused(backend, rng, launches):
     # needs real memory on two devices: the simulator has one address space
     if backend.runtime.device_count() < 2:
-        pytest.skip("needs two GPUs")
+        pytest.skip("needs two devices (two GPUs)")
     dst, src, idx = _inputs(rng)
     with backend.on_device(0):
         st0 = backend.stream(None)

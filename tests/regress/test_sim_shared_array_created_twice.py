@@ -29,7 +29,7 @@ class _SlowDtype:
 
 def test_threads_reaching_one_shared_array_line_together_share_one_array(backend):
     if backend.name != "sim":
-        pytest.skip("the simulator's shared arrays: --backend sim")
+        pytest.skip("cpu-only: the simulator's shared arrays (--backend sim)")
     from numba.cuda.simulator import kernelapi
 
     from rocsample.backends.sim import serialise_shared_arrays
@@ -55,7 +55,7 @@ def test_threads_reaching_one_shared_array_line_together_share_one_array(backend
 
 def test_serialised_shared_arrays_keep_the_simulators_behaviour(backend):
     if backend.name != "sim":
-        pytest.skip("the simulator's shared arrays: --backend sim")
+        pytest.skip("cpu-only: the simulator's shared arrays (--backend sim)")
     from numba.cuda.simulator import kernelapi
 
     shared = kernelapi.FakeCUDAShared(64)
