@@ -113,6 +113,13 @@ _F32_0 = np.float32(0.0)
 _F32_1 = np.float32(1.0)
 _F32_NINF = np.float32(-np.inf)
 _F32_INF = np.float32(np.inf)
+#: The running best Gumbel score of a thread before its first candidate. A scaled logit may
+#: overflow to -inf (l = -3e38 at T = 0.5), so a candidate's score can be -inf, and a fold that
+#: starts at -inf with a strict '>' would never take it (a row whose every score is -inf then
+#: had no winner: token n, or garbage). The folds test ``not g <= best`` (scores are never NaN):
+#: true for every first candidate against NaN, and exactly ``g > best`` after it; a thread left
+#: without a candidate turns its NaN back into -inf before the block reduction.
+_F32_NONE = np.float32(np.nan)
 _F64_NINF = np.float64(-np.inf)
 _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
@@ -212,7 +219,7 @@ def build(cuda):
                 bi = i
             if draw:
                 g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
-                if g > bg:
+                if not g <= bg:   # first or greater: see _F32_NONE
                     bg = g
                     bgi = i
             if want_lp:
@@ -303,7 +310,7 @@ def build(cuda):
             hi = min(lo + chunk, n)
             bv = _F32_NINF
             bi = np.int64(n)
-            bg = _F32_NINF
+            bg = _F32_NONE
             bgi = np.int64(n)
             cnt = _I64_0
             lm = _F32_NINF
@@ -332,6 +339,8 @@ def build(cuda):
                 bv, bi, bg, bgi, cnt, lm, ls = stats_item(v0, i, draw, want_lp, inv_t, sd, ps,
                                                           bv, bi, bg, bgi, cnt, lm, ls)
                 i += bs1
+            if bgi == np.int64(n):
+                bg = _F32_NINF
             sm_v[tid] = bv
             sm_i[tid] = bi
             sm_g[tid] = bg
@@ -458,6 +467,10 @@ def build(cuda):
         def mass_units(kv, ref):
             # floor(exp(float64(kv) - x_max) * 2**40 + 0.5): the reference's integer mass
             # (module docstring: why float64). y < 2**40, so y + 0.5 is exact.
+            # kv == ref: the full unit, also when both are infinite (vllm order, a scaled maximum
+            # that overflowed: exp(inf - inf) would be NaN).
+            if np.float64(kv) == ref:
+                return np.int64(1) << np.int64(MASS_BITS)
             y = math.exp(np.float64(kv) - ref) * _MASS_SCALE
             return np.int64(math.floor(y + _F64_HALF))
 
@@ -766,7 +779,7 @@ def build(cuda):
                 key = order_key(kv)
                 if in_bound(key, i, bnd, bkey, bcut) and above_thr(kv, minp_on, thr):
                     g = s + token_gumbel(sd, ps, i)
-                    if g > bg:
+                    if not g <= bg:   # first or greater: see _F32_NONE
                         bg = g
                         bgi = i
             return bg, bgi
@@ -792,7 +805,7 @@ def build(cuda):
             bcut = si[row, SI_BCUT]
             minp_on = si[row, SI_MINP] != _I64_0
             thr = sf[row, SF_THR]
-            bg = _F32_NINF
+            bg = _F32_NONE
             bgi = np.int64(n)
             bs1 = np.int64(bs)
             bs2 = bs1 + bs1
@@ -818,6 +831,8 @@ def build(cuda):
                 bg, bgi = draw_item(v0, i, inv_t, vllm, sd, ps, bnd, bkey, bcut, minp_on, thr,
                                     bg, bgi)
                 i += bs1
+            if bgi == np.int64(n):
+                bg = _F32_NINF
             sm_g[tid] = bg
             sm_gi[tid] = bgi
             cuda.syncthreads()

@@ -103,6 +103,9 @@ _F32_0 = np.float32(0.0)
 _F32_1 = np.float32(1.0)
 _F32_NINF = np.float32(-np.inf)
 _F32_NAN = np.float32(np.nan)
+#: The running best Gumbel score before a thread's first candidate (``sampling._F32_NONE``).
+_F32_NONE = np.float32(np.nan)
+_MASS_ONE = np.int64(1) << np.int64(40)
 _F64_NINF = np.float64(-np.inf)
 _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
@@ -203,7 +206,7 @@ def make(cuda, load, h):
                 if DRAW:
                     if race:
                         g = np.float32(v * inv_t) + token_gumbel(sd, ps, j)
-                        if g > bg:
+                        if not g <= bg:   # first or greater: see _F32_NONE
                             bg = g
                             bgi = j
                 if LP:
@@ -239,7 +242,7 @@ def make(cuda, load, h):
             hi = min(lo + chunk, n)
             bv = _F32_NINF
             bi = np.int64(n)
-            bg = _F32_NINF
+            bg = _F32_NONE
             bgi = np.int64(n)
             lm = _F32_NINF
             ls = _F32_0
@@ -265,6 +268,8 @@ def make(cuda, load, h):
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:
+                if bgi == np.int64(n):
+                    bg = _F32_NINF
                 sm_g[tid] = bg
                 sm_gi[tid] = bgi
             if LP:
@@ -819,8 +824,12 @@ def make(cuda, load, h):
                 fv = key_value(me >> _S31)
                 srt[r_] = me
                 sval[r_] = fv
-                mass[r_] = np.int64(math.floor(math.exp(np.float64(fv) - xm) * _MASS_SCALE
-                                               + _F64_HALF))
+                if np.float64(fv) == xm:
+                    # the full unit, also for an infinite scaled maximum (vllm: inf - inf)
+                    mass[r_] = _MASS_ONE
+                else:
+                    mass[r_] = np.int64(math.floor(math.exp(np.float64(fv) - xm) * _MASS_SCALE
+                                                   + _F64_HALF))
                 if np.float64(fv) >= thr:
                     atomic_add(cnt, 2, np.int32(1))
             j += bsw

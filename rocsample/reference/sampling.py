@@ -115,6 +115,7 @@ def mass_units(x, x_max):
     ----------
     x : numpy.ndarray of float32 or float64 (float32 values)
         Keys (raw logits for llama, scaled logits for vllm), all <= ``x_max``.
+        Scaled keys may be infinite; a key equal to ``x_max`` has mass ``2**MASS_BITS``.
     x_max : float
         The row's maximum key (a float32 value).
 
@@ -126,7 +127,12 @@ def mass_units(x, x_max):
         Where another machine's ``exp`` (within :data:`EXP_ULPS` / 2 ulps) could round ``q``
         to the neighbouring integer.
     """
-    y = np.exp(np.asarray(x, np.float64) - float(x_max)) * _MASS_SCALE
+    x64 = np.asarray(x, np.float64)
+    with np.errstate(invalid="ignore"):   # inf - inf where the maximum is infinite (vllm)
+        y = np.exp(x64 - float(x_max)) * _MASS_SCALE
+    # A key equal to the maximum has the full unit, also when both are infinite: in vllm order a
+    # scaled maximum can overflow (l = 3e38 at T = 0.5, or every scaled logit -inf).
+    y = np.where(x64 == float(x_max), _MASS_SCALE, y)
     fl = np.floor(y)
     # y < 2**MASS_BITS << 2**52, so y + 0.5 is exact: round half up, no double rounding.
     q = np.floor(y + 0.5).astype(np.int64)
@@ -151,8 +157,8 @@ def minp_threshold(x_max, min_p):
 
 def _minp_near(x64, thr, log_mp):
     """Any key within rounding of the min-p threshold (never when ``log(min_p) == 0``)."""
-    if log_mp == 0.0:
-        return False
+    if log_mp == 0.0 or not math.isfinite(thr):
+        return False   # an infinite threshold (vllm, overflowed maximum) is compared exactly
     tol = MINP_ULPS * (math.ulp(thr) + math.ulp(log_mp))
     return bool((np.abs(x64 - thr) <= tol).any())
 
@@ -213,7 +219,8 @@ def _row(lg, T, k, p, mp, seed, pos, order):
         tok = int(idx[np.argmax(lf)])  # np.argmax returns the first (lowest index) maximum
         return tok, float(lg[tok]) - lse, STATUS_OK, False
     inv_t = np.float32(1) / np.float32(T)
-    s = (lf * inv_t).astype(np.float32)
+    with np.errstate(over="ignore"):   # a scaled logit may overflow to +-inf: still a candidate
+        s = (lf * inv_t).astype(np.float32)
     key = lf if order == "llama" else s
     perm = _order(key)
     nv = idx.shape[0]
