@@ -31,6 +31,11 @@ _W1 = np.uint64(0xBB67AE85)
 _MASK = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _S9 = np.uint64(9)
+_S2 = np.uint64(2)
+_LOW2 = np.uint64(3)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U3 = np.uint64(3)
 _F1 = np.float32(1.0)
 _F2 = np.float32(2.0)
 _FSTEP = np.float32(2.0 ** -24)
@@ -44,13 +49,16 @@ def build(cuda):
     types.SimpleNamespace
         ``philox4x32_10(c0, c1, c2, c3, k0, k1, out)`` writes the four words into ``out``
         (a length-4 uint64 array); ``philox_x0(c0, c1, c2, c3, k0, k1)`` returns only x0;
-        ``uniform(x0)`` and ``gumbel(u)`` are float32; ``token_gumbel(seed, position, index)``
-        is the per-token noise of SPEC §2.
+        ``uniform(x)`` and ``gumbel(u)`` are float32; ``token_word(seed, position, index)`` is
+        the Philox word of token ``index`` (SPEC §2: word ``index mod 4`` of the call at counter
+        ``(index div 4, 0, position low, position high)``); ``token_gumbel(seed, position,
+        index)`` its Gumbel noise; ``quad_gumbel(seed, position, c)`` the noises of the four
+        tokens ``4c .. 4c + 3`` from one Philox call (a 4-tuple of float32).
     """
     from types import SimpleNamespace
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _rounds(c0, c1, c2, c3, k0, k1, out):
+    def _rounds(c0, c1, c2, c3, k0, k1):
         x0 = np.uint64(c0) & _MASK
         x1 = np.uint64(c1) & _MASK
         x2 = np.uint64(c2) & _MASK
@@ -71,20 +79,20 @@ def build(cuda):
             x1 = y1
             x2 = y2
             x3 = y3
+        return x0, x1, x2, x3
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def philox4x32_10(c0, c1, c2, c3, k0, k1, out):
+        x0, x1, x2, x3 = _rounds(c0, c1, c2, c3, k0, k1)
         out[0] = x0
         out[1] = x1
         out[2] = x2
         out[3] = x3
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def philox4x32_10(c0, c1, c2, c3, k0, k1, out):
-        _rounds(c0, c1, c2, c3, k0, k1, out)
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def philox_x0(c0, c1, c2, c3, k0, k1):
-        w = cuda.local.array(4, np.uint64)
-        _rounds(c0, c1, c2, c3, k0, k1, w)
-        return w[0]
+        x0, _x1, _x2, _x3 = _rounds(c0, c1, c2, c3, k0, k1)
+        return x0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def uniform(x0):
@@ -97,11 +105,35 @@ def build(cuda):
         return -np.float32(math.log(-a))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def token_gumbel(seed, position, index):
+    def _quad_words(seed, position, c):
         s = np.uint64(seed)
         p = np.uint64(position)
-        x0 = philox_x0(np.uint64(index), np.uint64(0), p & _MASK, p >> _S32, s & _MASK, s >> _S32)
-        return gumbel(uniform(x0))
+        return _rounds(np.uint64(c), np.uint64(0), p & _MASK, p >> _S32, s & _MASK, s >> _S32)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def token_word(seed, position, index):
+        i = np.uint64(index)
+        x0, x1, x2, x3 = _quad_words(seed, position, i >> _S2)
+        w = i & _LOW2   # word index mod 4, picked by selects (a dynamic index would spill)
+        x = x0
+        if w == _U1:
+            x = x1
+        if w == _U2:
+            x = x2
+        if w == _U3:
+            x = x3
+        return x
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def token_gumbel(seed, position, index):
+        return gumbel(uniform(token_word(seed, position, index)))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def quad_gumbel(seed, position, c):
+        x0, x1, x2, x3 = _quad_words(seed, position, c)
+        return (gumbel(uniform(x0)), gumbel(uniform(x1)), gumbel(uniform(x2)),
+                gumbel(uniform(x3)))
 
     return SimpleNamespace(philox4x32_10=philox4x32_10, philox_x0=philox_x0, uniform=uniform,
-                           gumbel=gumbel, token_gumbel=token_gumbel)
+                           gumbel=gumbel, token_word=token_word, token_gumbel=token_gumbel,
+                           quad_gumbel=quad_gumbel)

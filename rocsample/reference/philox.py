@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["philox4x32_10", "uniform", "gumbel", "token_gumbel"]
+__all__ = ["philox4x32_10", "uniform", "gumbel", "token_word", "token_gumbel"]
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -87,10 +87,12 @@ def _split64(v):
     return (v & _MASK32).astype(np.uint32), (v >> np.uint64(32)).astype(np.uint32)
 
 
-def token_gumbel(seed, position, index):
-    """Gumbel noise of token ``index`` for one (seed, position) draw.
+def token_word(seed, position, index):
+    """The Philox word behind token ``index`` of one (seed, position) draw (SPEC §2).
 
-    key = (seed low, seed high), counter = (index, 0, position low, position high).
+    key = (seed low, seed high), counter = (index div 4, 0, position low, position high), and
+    the word is ``x[index mod 4]`` of that call's output (x0, x1, x2, x3 in order): one Philox
+    call serves four consecutive tokens. (Version 0.1.0 used x0 at counter (index, 0, ...).)
 
     Parameters
     ----------
@@ -101,7 +103,13 @@ def token_gumbel(seed, position, index):
 
     Returns
     -------
-    numpy.ndarray of float32
+    numpy.ndarray of uint32
+
+    Examples
+    --------
+    >>> w = token_word(0, 0, [0, 1, 2, 3])
+    >>> [hex(int(v)) for v in w]          # the first known answer: counter (0, 0, 0, 0), key (0, 0)
+    ['0x6627e8d5', '0xe169c58d', '0xbc57ac4c', '0x9b00dbd8']
     """
     seed = np.asarray(seed)
     position = np.asarray(position)
@@ -111,6 +119,17 @@ def token_gumbel(seed, position, index):
         position = position.astype(np.int64).view(np.uint64)
     k0, k1 = _split64(seed)
     p0, p1 = _split64(position)
-    idx = np.asarray(index).astype(np.uint32)
-    x0, _, _, _ = philox4x32_10(idx, np.uint32(0), p0, p1, k0, k1)
-    return gumbel(uniform(x0))
+    idx = np.asarray(index).astype(np.int64).astype(np.uint32)
+    words = philox4x32_10(idx >> np.uint32(2), np.uint32(0), p0, p1, k0, k1)
+    return np.choose((idx & np.uint32(3)).astype(np.intp), words)
+
+
+def token_gumbel(seed, position, index):
+    """Gumbel noise of token ``index`` for one (seed, position) draw: ``gumbel(uniform(w))``
+    of :func:`token_word` (same parameters).
+
+    Returns
+    -------
+    numpy.ndarray of float32
+    """
+    return gumbel(uniform(token_word(seed, position, index)))

@@ -40,13 +40,34 @@ def test_uniform_open_interval_and_gumbel_finite():
 
 
 def test_token_gumbel_counter_layout():
+    # SPEC §2: token i is word i mod 4 of the call at counter (i div 4, 0, pos low, pos high).
     seed = 0x0123456789ABCDEF
     pos = 0xFEDCBA9876543210
-    idx = np.arange(5)
+    idx = np.arange(13)
     g = philox.token_gumbel(seed, pos, idx)
-    x0 = philox.philox4x32_10(idx, 0, pos & 0xFFFFFFFF, pos >> 32,
-                              seed & 0xFFFFFFFF, seed >> 32)[0]
-    np.testing.assert_array_equal(g, philox.gumbel(philox.uniform(x0)))
+    words = philox.philox4x32_10(idx // 4, 0, pos & 0xFFFFFFFF, pos >> 32,
+                                 seed & 0xFFFFFFFF, seed >> 32)
+    want = np.array([words[i % 4][i] for i in idx], np.uint32)
+    np.testing.assert_array_equal(philox.token_word(seed, pos, idx), want)
+    np.testing.assert_array_equal(g, philox.gumbel(philox.uniform(want)))
+
+
+def test_one_call_serves_four_tokens():
+    # Tokens 0..3 at (seed 0, position 0) are the first known answer's four words, in order.
+    w = philox.token_word(0, 0, np.arange(8))
+    assert [int(v) for v in w[:4]] == list(KNOWN[0][2])
+    # and token 4 starts the next counter
+    nxt = philox.philox4x32_10(1, 0, 0, 0, 0, 0)
+    assert [int(v) for v in w[4:]] == [int(v) for v in nxt]
+
+
+def test_token_word_broadcasts_per_row_seeds_and_positions():
+    seeds = np.array([1, 2**63 + 5, 7], np.uint64)
+    pos = np.array([0, 3, 2**40], np.uint64)
+    idx = np.array([5, 6, 2**32 - 1])
+    got = philox.token_word(seeds, pos, idx)
+    for r in range(3):
+        assert got[r] == philox.token_word(int(seeds[r]), int(pos[r]), int(idx[r]))
 
 
 def test_gumbel_distribution_sane():
