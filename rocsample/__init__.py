@@ -18,7 +18,7 @@ from .errors import (
 from .sampling import Sampler, argmax, sample
 from .set_rows import check_errors, ring_write, set_rows
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BackendUnavailable",
