@@ -63,6 +63,9 @@ _ALIGN = 256
 _PARAM_CACHE = 32
 _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
+#: The kernels' namespace per logits dtype (rocsample.kernels.sampling.build): float16 and
+#: bfloat16 logits reach the kernels as uint16 bit patterns, widened there exactly.
+_KERNEL_VARIANT = {"float32": "float", "float16": "f16", "bfloat16": "bf16"}
 
 
 def _backend():
@@ -315,7 +318,7 @@ class Sampler:
         self._ns = be.kernels(K.build)
         self._radix = K.RADIX_PASSES_SMALL if be.name == "sim" else K.RADIX_PASSES
         self._nbins = 1 << max(w for _, w in self._radix)
-        self._kern = self._ns.bf16 if dtype == "bfloat16" else self._ns.float
+        self._kern = getattr(self._ns, _KERNEL_VARIANT[dtype])
         self._param_cache: dict = {}
         self._outputs = None
         self._view_cache = None
@@ -419,6 +422,8 @@ class Sampler:
         if isinstance(logits, np.ndarray) and not logits.flags.c_contiguous:
             logits = np.ascontiguousarray(logits)  # it is copied to the device anyway
         x = be.as_array(logits, "logits", st)
+        if self.dtype == "float16":
+            x = x.view(np.uint16)  # numba-hip has no float16 type: the f16 kernels widen the bits
         strides = getattr(x, "strides", None)
         itemsize = 4 if self.dtype == "float32" else 2
         if strides is not None and nv > 1 and int(strides[1]) != itemsize:

@@ -120,6 +120,7 @@ _F32_INF = np.float32(np.inf)
 #: true for every first candidate against NaN, and exactly ``g > best`` after it; a thread left
 #: without a candidate turns its NaN back into -inf before the block reduction.
 _F32_NONE = np.float32(np.nan)
+_F32_2M24 = np.float32(2.0 ** -24)
 _F64_NINF = np.float64(-np.inf)
 _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
@@ -137,13 +138,14 @@ def build(cuda):
     Returns
     -------
     types.SimpleNamespace
-        ``float`` and ``bf16`` namespaces (logits as float32/float16 arrays, or as uint16
-        bfloat16 bit patterns), each holding ``_sample_partials_kernel``,
+        ``float``, ``f16`` and ``bf16`` namespaces (logits as float32 arrays, or as the uint16
+        bit patterns of float16 or bfloat16 logits), each holding ``_sample_partials_kernel``,
         ``_sample_finalize_kernel``, ``_select_begin_kernel``, ``_select_hist_kernel``,
         ``_select_step_kernel``, ``_tie_cut_kernel``, ``_draw_partials_kernel``,
         ``_draw_finalize_kernel``, and ``fast`` (the two-kernel path of
-        ``rocsample.kernels.sampling_fast.make``); plus ``_advance_position_kernel`` and
-        ``philox`` (``rocsample.kernels.philox.build``).
+        ``rocsample.kernels.sampling_fast.make``); plus ``_advance_position_kernel``,
+        ``f16_bits_f32`` (the float16 widening, a device function) and ``philox``
+        (``rocsample.kernels.philox.build``).
     """
     ph = _philox.build(cuda)
     # numba types closure *functions*, not attribute lookups on a namespace: bind it here.
@@ -907,12 +909,42 @@ def build(cuda):
         # bfloat16 is the high half of a float32: widening is a 16-bit shift of the bits.
         return bits_f32(np.int64(x[row, np.uint64(i)]) << np.int64(16))
 
+    # float16 logits travel as their uint16 bits (numba-hip 0.2 has no float16 type) and are
+    # widened exactly here: by the hardware conversion on numba-cuda (the one with libdevice),
+    # with integer operations elsewhere (numba-hip, the simulator). Both give the same float32.
+    if getattr(cuda, "libdevice", None) is not None:
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def f16_bits_f32(h):
+            t = cuda.local.array(1, np.uint16)
+            t[0] = h
+            return np.float32(t.view(np.float16)[0])
+
+    else:
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def f16_bits_f32(h):
+            b = np.int64(h)
+            mag = b & 0x7FFF
+            if mag >= 0x7C00:  # infinities and NaNs, payload kept
+                out = (mag << 13) | 0x7F800000
+            elif mag >= 0x0400:  # normal numbers: the exponent re-biased by 127 - 15
+                out = (mag << 13) + (112 << 23)
+            else:  # zero and subnormals: the mantissa times 2**-24, exact in float32
+                out = f32_bits(np.float32(mag) * _F32_2M24)
+            return bits_f32(out | ((b & 0x8000) << 16))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def load_f16(x, row, i):
+        return f16_bits_f32(x[row, np.uint64(i)])
+
     @cuda.jit(cache=JIT_CACHE)
     def _advance_position_kernel(pos, n_rows):
         r = cuda.grid(1)
         if r < n_rows:
             pos[r] = pos[r] + np.uint64(1)
 
-    return SimpleNamespace(float=make(load_float), bf16=make(load_bf16),
+    return SimpleNamespace(float=make(load_float), f16=make(load_f16), bf16=make(load_bf16),
+                           f16_bits_f32=f16_bits_f32,
                            _advance_position_kernel=_advance_position_kernel,
                            philox=ph)
