@@ -7,9 +7,11 @@ that this recorder saw the sim test run launch.
 
 ``install(backend, path)`` wraps ``backend.launch`` (every launch of rocsample goes through it on
 sim, bound and replayed ones included) and writes ``path`` at interpreter exit: a JSON list of
-``{"build": "module:qualname", "kernel": "float.fast.partials(True,False)", "args": [...]}``
-where ``kernel`` is the attribute path of the kernel in the namespace that ``build(cuda)``
-returns and each arg is ``{"array": [dtype, ndim, layout]}`` or ``{"scalar": dtype}``.
+``{"build": "module:qualname", "kernel": "float.fast.partials(True,False)", "args": [...],
+"blocks": [64, 256]}`` where ``kernel`` is the attribute path of the kernel in the namespace that
+``build(cuda)`` returns, each arg is ``{"array": [dtype, ndim, layout]}`` or ``{"scalar": dtype}``,
+and ``blocks`` the threads per block of the launches seen with that signature
+(``tools/amd/compile_check.py`` checks registers against them).
 ``tests/conftest.py`` installs it when ``ROCSAMPLE_RECORD_KERNELS`` names a file.
 """
 
@@ -80,7 +82,10 @@ def install(backend, path: str) -> None:
             hit = locate(kernel)
             if hit is not None:  # None: a kernel a test built itself
                 rec = {"build": hit[0], "kernel": hit[1], "args": [_arg_type(a) for a in args]}
-                seen.setdefault(json.dumps(rec, sort_keys=True), rec)
+                rec = seen.setdefault(json.dumps(rec, sort_keys=True), rec)
+                threads = int(np.prod(block))
+                if threads not in rec.setdefault("blocks", []):
+                    rec["blocks"] = sorted(rec["blocks"] + [threads])
         return launch(kernel, grid, block, stream, *args)
 
     backend.launch = recording_launch

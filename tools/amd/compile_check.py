@@ -1,0 +1,382 @@
+"""Compile every recorded kernel signature for AMD GPUs through numba-hip, and check the code.
+
+The sim test run records each (kernel, argument types, block sizes) it launches
+(``tools/kernel_sigs.py``, ``build/kernel-sigs.json``). This compiles each one for each target
+with numba-hip's own lowering (its ``_Kernel``: typing, lowering, its device library, its
+linking, then comgr's code generation, here ``tools/amd/comgr_standin.py``) and reads the code
+object that a HIP runtime would load (``tools/amd/codeobj.py``). Checked per kernel:
+
+- it compiles (any failure fails the run);
+- the wavefront size (metadata and the descriptor's wave32 bit) is the target's: 32 on gfx1151,
+  64 on gfx942;
+- no private segment (scratch) on gfx1151;
+- LDS (group segment) <= 64 KiB per workgroup;
+- the recorded launch block sizes fit the kernel (<= its ``.max_flat_workgroup_size``), and its
+  VGPRs fit the register file for a workgroup of that largest size (so for every launch);
+- quantizer kernels (``*quant*``, bit-exact with ggml's reference, which rounds every product):
+  none of their own multiply-adds is fused. In the optimized LLVM IR that code generation
+  receives, no fmul/fadd/fsub may carry a contract/fast/reassoc flag and no llvm.fma /
+  llvm.fmuladd may appear (the AMDGPU backend then fuses nothing: FP fusion "Standard", IEEE
+  denormals so no v_mad). In the ISA every FMA-class instruction must be one that LLVM's
+  lowering of another operation emits, exactly: the five of each correctly rounded float32
+  division (v_div_scale .. v_div_fixup) and those with the constant +-2**32 that split 64-bit
+  integer <-> float conversions and 64-bit integer division into 32-bit halves.
+
+Writes a markdown report (per target and kernel: VGPRs, SGPRs, LDS, scratch, code bytes) and,
+with ``--out``, every code object and its assembly.
+
+Usage (inside the toolchain: ``source $AMD_HOME/env.sh``):
+  $ROCSAMPLE_AMD_PY tools/amd/compile_check.py build/kernel-sigs.json \
+      --arch gfx1151 --arch gfx942 --jobs 2 --report docs/amd-kernels.md [--out build/amd]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import math
+import multiprocessing
+import os
+import pathlib
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+NO_FMA = ("quant",)  # kernel names that must hold no FMA of their own (bit-exact quantizers)
+LDS_LIMIT = 65536
+
+# vector FMA / multiply-add forms of gfx9 (CDNA) and gfx11 (RDNA 3), VOPD pairs included
+_FMA = re.compile(r"\bv_(?:pk_)?(?:fma|fmac|fmaak|fmamk|mad|mac|madak|madmk)(?:_legacy)?_f(?:16|32|64)(?![0-9])"
+                  r"|\bv_dual_fmac|_dual_fma(?:c|ak|mk)?_f32")
+FMAS_PER_DIVISION = 5  # v_fma x3 + v_fmac x2 (or five v_fma) between v_div_scale and v_div_fixup
+POW2_32 = ("0x4f800000", "0xcf800000")  # +-2**32 as float32
+_IR_FUSED = re.compile(r"= (?:fmul|fadd|fsub|fneg)\s+(?:[a-z]+ )*(?:contract|fast|reassoc)\b"
+                       r"|@llvm\.fmuladd\.|@llvm\.fma\.")
+
+
+def label(rec: dict) -> str:
+    sig = ", ".join(a["scalar"] if "scalar" in a else "{}[{}d{}]".format(*a["array"])
+                    for a in rec["args"])
+    return f"{rec['build'].split(':')[0].rsplit('.', 1)[-1]}:{rec['kernel']}({sig})"
+
+
+# ---- worker side (one target per process: numba-hip compiles device functions for the
+# "current device", which is faked here) ---------------------------------------------------
+_ARCH = None
+_NS: dict = {}
+
+
+def _init(arch: str) -> None:
+    global _ARCH
+    _ARCH = arch
+    os.environ["ROCSAMPLE_JIT_CACHE"] = "0"
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    import comgr_standin
+
+    comgr_standin.install()
+    import numba.hip.api as api
+    import numba.hip.compiler as compiler
+    import numba.hip.dispatcher as dispatcher
+    from numba import hip
+    from numba.hip.extending import intrinsic
+
+    from rocsample.kernels import atomics
+
+    atomics.register(hip.__name__, intrinsic)  # as rocsample.backends.hip.load does
+
+    class _NoDevice:
+        amdgpu_arch = arch
+
+    for mod in (api, compiler, dispatcher):
+        mod.get_current_device = lambda: _NoDevice()
+
+
+def _argtypes(args):
+    from numba.core import types
+
+    out = []
+    for a in args:
+        if "array" in a:
+            dtype, ndim, layout = a["array"]
+            out.append(types.Array(getattr(types, dtype), ndim, layout))
+        else:
+            out.append(getattr(types, a["scalar"]))
+    return tuple(out)
+
+
+def _kernel(build: str, path: str):
+    from numba import hip
+
+    ns = _NS.get(build)
+    if ns is None:
+        mod, qual = build.split(":")
+        fn = importlib.import_module(mod)
+        for part in qual.split("."):
+            fn = getattr(fn, part)
+        ns = _NS[build] = fn(hip)
+    obj = ns
+    for part in path.split("."):
+        if part.endswith(")"):
+            name, args = part[:-1].split("(")
+            obj = getattr(obj, name)(*[a == "True" for a in args.split(",")])
+        else:
+            obj = getattr(obj, part)
+    return obj
+
+
+def _compile(rec: dict) -> dict:
+    import comgr_standin
+    from numba.hip.dispatcher import _Kernel
+
+    t0 = time.perf_counter()
+    res = dict(label=label(rec), arch=_ARCH, error=None, problems=[], info={})
+    comgr_standin.KEEP_OPTIMIZED_IR = any(s in rec["kernel"] for s in NO_FMA)
+    try:
+        disp = _kernel(rec["build"], rec["kernel"])
+        # what HIPDispatcher.compile does before it loads the code on a device
+        kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
+        codeobj = kern._codelibrary.get_codeobj(_ARCH)
+    except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
+        lines = str(e).strip().splitlines()
+        res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
+        return res
+    finally:
+        comgr_standin.KEEP_OPTIMIZED_IR = False
+    key = hashlib.sha256(codeobj).hexdigest()
+    asm = comgr_standin.ASSEMBLY.pop(key)
+    ir = comgr_standin.OPTIMIZED_IR.pop(key, None)
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    res["codeobj"], res["asm"] = codeobj, asm
+    analyse(rec, _ARCH, codeobj, asm, ir, res)
+    return res
+
+
+# ---- the checks (pure functions of the code object and its assembly) ----------------------
+def vgpr_budget(target: dict, block: int, simds: int) -> int | None:
+    """VGPRs per lane a kernel may hold so that one workgroup of ``block`` threads fits on the
+    SIMDs it shares (LLVM's getMaxNumVGPRs for the waves per SIMD it needs), or None when
+    that many waves cannot be resident at all."""
+    waves = -(-block // target["wave"])
+    per_simd = -(-waves // simds)
+    if per_simd > target["max_waves_per_simd"]:
+        return None
+    g = target["vgpr_granule"]
+    return min(target["vgprs_addressable"], (target["vgprs_total"] // per_simd) // g * g)
+
+
+def fma_report(asm: str, ir: str | None) -> dict:
+    """Every FMA-class instruction of ``asm`` by origin, and the IR's fusable operations."""
+    lines = [ln.split(";")[0].strip() for ln in asm.splitlines() if ln.startswith("\t")]
+    consts: dict[str, str] = {}  # register -> the literal it was last set to
+    in_div, div, split, other = False, 0, 0, []
+    divisions = 0
+    for ln in lines:
+        op, _, rest = ln.partition(" ")
+        regs = [o.strip().strip("-|").strip() for o in rest.split(",")] if rest else []
+        if _FMA.search(ln):
+            if in_div:
+                div += 1
+            elif any(consts.get(r, r) in POW2_32 for r in regs[1:]):
+                split += 1
+            else:
+                other.append(ln)
+        if op == "v_div_scale_f32":
+            in_div = True
+        elif op == "v_div_fixup_f32":
+            in_div = False
+            divisions += 1
+        m = re.match(r"[sv]_mov_b32$", op)
+        if m and len(regs) == 2 and regs[1].startswith("0x"):
+            consts[regs[0]] = regs[1]
+        elif regs and op.startswith(("s_", "v_")):
+            consts.pop(regs[0], None)  # the destination was overwritten
+    fused_ir = len(_IR_FUSED.findall(ir)) if ir is not None else None
+    return dict(fma=div + split + len(other), division=div, divisions=divisions,
+                int64_split=split, other=len(other), other_examples=other[:3],
+                ir_fusable=fused_ir)
+
+
+def analyse(rec: dict, arch: str, codeobj: bytes, asm: str, ir: str | None, res: dict) -> None:
+    import codeobj as co
+    from comgr_standin import TARGETS
+
+    t = TARGETS[arch]
+    obj = co.read(codeobj)
+    problems = res["problems"]
+    if obj["target"].split(":")[0] != f"amdgcn-amd-amdhsa--{arch}":
+        problems.append(f"code object targets {obj['target']!r}")
+    if len(obj["kernels"]) != 1:
+        problems.append(f"{len(obj['kernels'])} kernels in the code object, expected 1")
+        return
+    (k,) = obj["kernels"].values()
+    md, kd = k["metadata"], k["descriptor"]
+    wave = md.get(".wavefront_size")
+    vgprs = md.get(".vgpr_count", 0)
+    agprs = md.get(".agpr_count", 0)
+    # gfx90a+: the unified register file holds the arch VGPRs (rounded to 4) then the AGPRs
+    regs = (-(-vgprs // 4) * 4 + agprs) if agprs else vgprs
+    info = dict(vgprs=vgprs, agprs=agprs, sgprs=md.get(".sgpr_count"),
+                lds=md.get(".group_segment_fixed_size"),
+                scratch=md.get(".private_segment_fixed_size"),
+                vgpr_spills=md.get(".vgpr_spill_count", 0),
+                sgpr_spills=md.get(".sgpr_spill_count", 0), code_bytes=k["code_bytes"],
+                wave=wave, max_flat_workgroup_size=md.get(".max_flat_workgroup_size"),
+                wgp_mode=kd["wgp_mode"])
+    res["info"] = info
+    if wave != t["wave"] or kd["wave32"] != (t["wave"] == 32):
+        problems.append(f"wavefront size {wave} (descriptor wave32={kd['wave32']}), "
+                        f"{arch} runs {t['wave']}")
+    if kd["private_segment_fixed_size"] != info["scratch"] or kd["group_segment_fixed_size"] != info["lds"]:
+        problems.append("descriptor and metadata disagree on the segment sizes")
+    # (SGPR spills go to VGPR lanes, not to scratch: reported, not a failure)
+    if arch == "gfx1151" and (info["scratch"] or info["vgpr_spills"]):
+        problems.append(f"scratch: {info['scratch']} B private segment, {info['vgpr_spills']} "
+                        "VGPRs spilled")
+    if info["lds"] > LDS_LIMIT:
+        problems.append(f"LDS {info['lds']} B > {LDS_LIMIT} B per workgroup")
+    max_flat = info["max_flat_workgroup_size"] or 0
+    blocks = rec.get("blocks") or []
+    too_big = [b for b in blocks if b > max_flat]
+    if too_big:
+        problems.append(f"launched with {too_big} threads per block, kernel allows {max_flat}")
+    simds = t["simds_wgp_mode"] if kd["wgp_mode"] else t["simds_cu_mode"]
+    largest = max(blocks + [max_flat])
+    budget = vgpr_budget(t, largest, simds)
+    info["vgpr_budget"] = budget
+    info["budget_block"] = largest
+    if budget is None:
+        problems.append(f"{largest} threads per block need more waves than {simds} SIMDs hold")
+    elif math.ceil(regs / t["vgpr_granule"]) * t["vgpr_granule"] > budget:
+        problems.append(f"{regs} VGPRs per lane, {budget} fit a {largest}-thread workgroup")
+    if any(s in rec["kernel"] for s in NO_FMA):
+        f = fma_report(asm, ir)
+        info["fma"] = f
+        if f["ir_fusable"] is None:
+            problems.append("no optimized IR to check for fusable operations")
+        elif f["ir_fusable"]:
+            problems.append(f"{f['ir_fusable']} contractible float operations (contract/fast "
+                            "flags, llvm.fma/fmuladd) in the optimized IR")
+        if f["other"] or f["division"] != FMAS_PER_DIVISION * f["divisions"]:
+            problems.append(f"{f['fma']} FMA instructions: {f['division']} in {f['divisions']} "
+                            f"divisions, {f['int64_split']} 64-bit splits, {f['other']} of the "
+                            f"kernel's own arithmetic (e.g. {f['other_examples']})")
+
+
+# ---- driver ---------------------------------------------------------------------------------
+def compile_records(recs: list[dict], arch: str, jobs: int = 1) -> list[dict]:
+    """Compile ``recs`` for ``arch`` in ``jobs`` fresh processes; results in input order."""
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_init,
+                             initargs=(arch,)) as ex:
+        return list(ex.map(_compile, recs))
+
+
+def _report_md(results: dict, recs: list[dict], command: str) -> str:
+    out = ["# AMD code objects of every recorded kernel signature", "",
+           "Generated by `make check-amd-offline` (a step of `make test`); do not edit. Command:",
+           "", "```", command, "```", "",
+           "Compiled with numba-hip 0.2.1 through the offline toolchain (`tools/amd/`: the comgr",
+           "stand-in, LLVM 23 from rocm-bindings-compiler, Debian clang 19 and ROCm 5.2.3 device",
+           "libraries), not ROCm's own compiler; read from the code objects. VGPR budget: what a",
+           "workgroup of the largest of the recorded launch sizes and the kernel's",
+           "`.max_flat_workgroup_size` may use. FMA (quantizers): FMA-class instructions = those of",
+           "correctly rounded divisions + 64-bit integer splits (constant +-2**32) + the kernel's own",
+           "(must be 0).", ""]
+    for arch, res in results.items():
+        ok = sum(1 for r in res if not r["error"] and not r["problems"])
+        out += [f"## {arch}: {ok} of {len(res)} signatures compile and pass", "",
+                "| kernel (signature) | VGPRs | budget | SGPRs | LDS B | scratch B | code B | FMA |",
+                "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in res:
+            i = r["info"]
+            if r["error"]:
+                out.append(f"| `{r['label']}` | FAILED: {r['error']} | | | | | | |")
+                continue
+            vg = f"{i['vgprs']}" + (f"+{i['agprs']}a" if i["agprs"] else "")
+            fma = i.get("fma")
+            fcol = (f"{fma['fma']} = {fma['division']} div + {fma['int64_split']} i64 + "
+                    f"{fma['other']} own" if fma else "")
+            flag = " **" + "; ".join(r["problems"]) + "**" if r["problems"] else ""
+            out.append(f"| `{r['label']}`{flag} | {vg} | {i['vgpr_budget']} | {i['sgprs']} | "
+                       f"{i['lds']} | {i['scratch']} | {i['code_bytes']} | {fcol} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sigs")
+    ap.add_argument("--arch", action="append", default=[])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--report", default="")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args(argv)
+    archs = a.arch or ["gfx1151", "gfx942"]
+    try:
+        recs = json.load(open(a.sigs))
+    except (OSError, ValueError) as e:
+        print(f"compile_check: no kernel record ({e}); run the sim tests with "
+              "ROCSAMPLE_RECORD_KERNELS first")
+        return 1
+    if not recs:
+        print("compile_check: the kernel record is empty: the sim run launched nothing")
+        return 1
+    # distinct signatures only (the record is keyed by them already; the block sizes merge)
+    distinct: dict = {}
+    for r in recs:
+        key = json.dumps([r["build"], r["kernel"], r["args"]])
+        if key in distinct:
+            distinct[key]["blocks"] = sorted(set(distinct[key].get("blocks", []) + r.get("blocks", [])))
+        else:
+            distinct[key] = dict(r)
+    recs = list(distinct.values())
+    t0 = time.perf_counter()
+    per_arch = max(1, a.jobs // len(archs))
+    ctx = multiprocessing.get_context("spawn")
+    pools = {arch: ProcessPoolExecutor(max_workers=per_arch, mp_context=ctx, initializer=_init,
+                                       initargs=(arch,)) for arch in archs}
+    futures = {arch: [pools[arch].submit(_compile, r) for r in recs] for arch in archs}
+    results: dict = {}
+    failed = []
+    for arch in archs:
+        results[arch] = []
+        for i, fut in enumerate(futures[arch], 1):
+            r = fut.result()
+            results[arch].append(r)
+            bad = r["error"] or "; ".join(r["problems"])
+            mark = "FAIL" if bad else "ok"
+            info = r["info"]
+            extra = (f": {bad}" if bad else
+                     f" ({r.get('seconds', 0):.1f} s, {info['vgprs']} VGPRs, {info['lds']} B LDS)")
+            print(f"[{arch} {i}/{len(recs)}] {mark} {r['label']}{extra}", flush=True)
+            if bad:
+                failed.append(f"{arch} {r['label']}: {bad}")
+            if a.out and not r["error"]:
+                out = pathlib.Path(a.out) / arch
+                out.mkdir(parents=True, exist_ok=True)
+                stem = re.sub(r"[^A-Za-z0-9_.]+", "_", r["label"])[:150]
+                stem += "_" + hashlib.sha256(r["label"].encode()).hexdigest()[:8]
+                (out / f"{stem}.hsaco").write_bytes(r["codeobj"])
+                (out / f"{stem}.s").write_text(r["asm"])
+    for p in pools.values():
+        p.shutdown()
+    if a.report:
+        cmd = "tools/amd/compile_check.py " + " ".join(
+            [a.sigs] + [f"--arch {x}" for x in archs] + [f"--report {a.report}"])
+        pathlib.Path(a.report).write_text(_report_md(results, recs, cmd))
+    n = len(recs) * len(archs)
+    print(f"compile_check: {n - len(failed)} of {n} (kernel signature, target) pairs compiled and "
+          f"passed for {', '.join(archs)} in {time.perf_counter() - t0:.0f} s")
+    for f in failed:
+        print("FAILED", f)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
