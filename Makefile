@@ -5,7 +5,7 @@ VPY := $(VENV)/bin/python
 BACKENDS ?= cpu sim
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench lint mutate docs check-hip check-cuda clean sass
+.PHONY: demo test bench bench-compare lint mutate docs check-hip check-cuda clean sass
 
 $(VENV)/.installed-dev: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,12 +44,24 @@ sass: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q 'nvidia-cuda-nvcc==13.*' 'nvidia-cuda-cuobjdump==13.*' 'nvidia-cuda-nvdisasm==13.*'
 	$(VPY) tools/sass_stats.py $(SIGS) $(foreach k,$(KERNELS),--kernel '$(k)')
 
+# make bench: every suite (or BENCH=bench/test_sampling.py ...), saved with --benchmark-autosave under
+# bench/results/<machine>/ (bench/track.py; <machine> from the backend's device name) plus
+# bench/results/<machine>.json and its PNG figures. make bench-compare: the same suites against the
+# latest saved run (BASELINE=NNNN for another), failing on a median regression beyond THRESHOLD %.
+BENCH ?= bench
+BENCH_ARGS ?= --benchmark-max-time=0.2 --benchmark-min-rounds=5
+THRESHOLD ?= 10
+BASELINE ?=
 bench: $(VENV)/.installed-dev
-	$(VPY) -m pip install -q matplotlib
-	mkdir -p bench/results
-	dev=$$($(VPY) -c "import rocsample, re; b = rocsample.get_backend(); print(re.sub('[^a-z0-9]+', '-', b.device_name().lower()).strip('-'))"); \
-	$(VPY) -m pytest bench -q -p no:cacheprovider --benchmark-json=bench/results/$$dev.json $(PYTEST_ARGS) && \
+	$(VPY) -m pip install -q -e '.[bench]'
+	$(VPY) -m bench.track save -- $(BENCH) -q $(BENCH_ARGS) $(PYTEST_ARGS)
+	dev=$$($(VPY) -m bench.track name $(PYTEST_ARGS)); \
 	$(VPY) -m bench.plot bench/results/$$dev.json --device $$dev --out bench/results
+
+bench-compare: $(VENV)/.installed-dev
+	$(VPY) -m pip install -q -e '.[bench]'
+	$(VPY) -m bench.track compare --threshold $(THRESHOLD) $(if $(BASELINE),--baseline $(BASELINE)) \
+	  -- $(BENCH) -q $(BENCH_ARGS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(VPY) -m ruff check rocsample tests bench
