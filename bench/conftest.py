@@ -20,6 +20,12 @@ def pytest_addoption(parser):
     parser.addoption("--backend", default=os.environ.get("ROCSAMPLE_BACKEND", ""),
                      help="backend to benchmark (default: auto)")
     parser.addoption("--bench-quick", action="store_true", help="fewer shapes (CI smoke)")
+    parser.addoption("--bench-shapes", choices=["all", "quick", "rest"], default=None,
+                     help="sampling shapes: all (default), quick (as --bench-quick) or rest (all but "
+                          "the quick ones: the second half of a time-limited run)")
+    parser.addoption("--bench-drop-data", action="store_true",
+                     help="leave the per-round timings out of the JSON (smaller files; the "
+                          "statistics stay)")
 
 
 def pytest_configure(config):
@@ -43,3 +49,10 @@ def copy_bandwidth(backend):
     from .common import measure_copy_bandwidth
 
     return measure_copy_bandwidth(backend)
+
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    """``--bench-drop-data``: no per-round list in the JSON (a long run's file stays small)."""
+    if config.getoption("--bench-drop-data"):
+        for b in output_json.get("benchmarks", []):
+            (b.get("stats") or {}).pop("data", None)

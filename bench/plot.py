@@ -26,9 +26,26 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .report import _set_rows_impl, eager_us, gpu_us, not_captured  # noqa: E402
+from .report import (  # noqa: E402
+    SAMPLING_MODES,
+    _is_flashinfer,
+    _set_rows_impl,
+    eager_us,
+    flashinfer_labels,
+    gpu_us,
+    not_captured,
+)
 
 _COLORS = {"rocsample": "tab:red", "torch": "tab:blue", "flashinfer": "tab:green"}
+_FI_COLORS = ["tab:olive", "tab:green", "tab:cyan", "tab:purple"]  # FlashInfer versions, oldest first
+
+
+def _colors(benches) -> dict:
+    """rocsample, torch, and one colour per FlashInfer version in the results."""
+    c = dict(_COLORS)
+    for i, f in enumerate(flashinfer_labels(benches)):
+        c[f] = "tab:green" if f == "flashinfer" else _FI_COLORS[i % len(_FI_COLORS)]
+    return c
 
 
 def _save(fig, path: Path) -> Path:
@@ -62,15 +79,21 @@ def _copy_bw(benches):
 
 
 def plot_sampling(benches, out: Path, device: str) -> Path | None:
-    rows = [b for b in benches if b["extra_info"].get("impl") in _COLORS
+    colors = _colors(benches)
+    rows = [b for b in benches if (b["extra_info"].get("impl") in ("rocsample", "torch")
+                                   or _is_flashinfer(b["extra_info"].get("impl")))
             and all(k in b["extra_info"] for k in ("mode", "rows", "vocab"))]
     if not rows:
         return None
     bw = _copy_bw(rows)
-    modes = ["greedy", "temperature", "top_k50", "top_p095", "chain"]
-    fig, grid = plt.subplots(2, 3, figsize=(15, 8.5), sharey=True)
+    present = {b["extra_info"]["mode"] for b in rows}
+    modes = [m for m in SAMPLING_MODES if m in present] + sorted(present - set(SAMPLING_MODES))
+    ncol = 4 if len(modes) > 5 else 3
+    nrow = -(-(len(modes) + 1) // ncol)
+    fig, grid = plt.subplots(nrow, ncol, figsize=(5 * ncol, 4.25 * nrow), sharey=True, squeeze=False)
     axes = list(grid.flat)
-    axes[-1].axis("off")
+    for ax in axes[len(modes):]:
+        ax.axis("off")
     for ax, mode in zip(axes, modes):
         series = defaultdict(list)
         for b in rows:
@@ -89,12 +112,12 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
         for impl, pts in series.items():
             pts.sort()
             xs = [pos[p[1]] for p in pts]
-            ax.plot(xs, [p[2] for p in pts], "-", color=_COLORS[impl], label=f"{impl} GPU (graph)")
-            ax.scatter(xs, [p[2] for p in pts], edgecolors=_COLORS[impl], zorder=3,
-                       facecolors=["none" if p[4] else _COLORS[impl] for p in pts])
+            ax.plot(xs, [p[2] for p in pts], "-", color=colors[impl], label=f"{impl} GPU (graph)")
+            ax.scatter(xs, [p[2] for p in pts], edgecolors=colors[impl], zorder=3,
+                       facecolors=["none" if p[4] else colors[impl] for p in pts])
             eag = [(x, p[3]) for x, p in zip(xs, pts) if p[3] is not None]
             if eag:
-                ax.plot([x for x, _ in eag], [v for _, v in eag], ":", color=_COLORS[impl], alpha=0.7,
+                ax.plot([x for x, _ in eag], [v for _, v in eag], ":", color=colors[impl], alpha=0.7,
                         label=f"{impl} eager")
         if bw:
             ax.axhline(bw, color="k", ls="--", lw=1, label=f"floor (copy {bw:.0f} GB/s)")
@@ -102,10 +125,13 @@ def plot_sampling(benches, out: Path, device: str) -> Path | None:
         ax.set_yscale("log")
         ax.set_title(mode)
         ax.grid(alpha=0.3)
-    for ax in (axes[0], axes[3]):
-        ax.set_ylabel("effective GB/s (one read / time per call)")
-    handles, labels = axes[4].get_legend_handles_labels()
-    axes[-1].legend(handles, labels, loc="center", fontsize=11)
+    for i in range(0, len(modes), ncol):
+        axes[i].set_ylabel("effective GB/s (one read / time per call)")
+    seen: dict = {}
+    for ax in axes[:len(modes)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    axes[-1].legend(list(seen.values()), list(seen), loc="center", fontsize=10)
     fig.suptitle(f"sampling on {device}: higher is better; solid: GPU time (graph replay), dotted: eager "
                  "(host launch included), hollow: not captured; dashed line: the memory floor")
     return _save(fig, out / f"{device}-sampling.png")

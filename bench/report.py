@@ -97,31 +97,119 @@ def _why_lines(entries) -> list[str]:
         for (label, why), n in seen.items()]
 
 
-def sampling_table(benches) -> str:
+#: sampling modes in table order; ``chain_joint`` is FlashInfer's chain in ``joint`` filter order,
+#: compared with rocsample's (and PyTorch's) ``chain``
+SAMPLING_MODES = ["greedy", "temperature", "top_k50", "top_k1000", "top_p095", "min_p005",
+                  "min_p005_t08", "chain", "chain_joint", "chain_dev", "mixed_dev"]
+_OURS_MODE = {"chain_joint": "chain"}
+
+
+def _is_flashinfer(impl) -> bool:
+    return isinstance(impl, str) and (impl == "flashinfer" or impl.startswith("flashinfer-"))
+
+
+def _version_key(label: str):
+    """flashinfer-0.2.14.post1 < flashinfer-0.7.4 (numeric parts compared as numbers)."""
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"[.\-+]", label) if t]
+
+
+def flashinfer_labels(benches) -> list[str]:
+    """The FlashInfer versions in the results, oldest first (``flashinfer`` alone: older results)."""
+    found = {(b.get("extra_info") or {}).get("impl") for b in benches}
+    return sorted((f for f in found if _is_flashinfer(f)), key=_version_key)
+
+
+def _sampling_entries(benches):
     by = defaultdict(dict)
     for b in benches:
         e = b.get("extra_info") or {}
-        if e.get("impl") in ("rocsample", "torch", "flashinfer") and "mode" in e and "rows" in e:
-            by[(e["mode"], e["rows"], e.get("vocab"))][e["impl"]] = e
-    lines = ["| mode | rows x vocab | floor us | rocsample GPU us | x floor | rocsample eager us "
-             "| torch GPU us | torch eager us | FlashInfer GPU us | FlashInfer eager us "
-             "| vs torch | vs FlashInfer |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    order = ["greedy", "temperature", "top_k50", "top_p095", "chain"]
+        impl = e.get("impl")
+        if (impl in ("rocsample", "torch") or _is_flashinfer(impl)) and "mode" in e and "rows" in e:
+            by[(e["mode"], e["rows"], e.get("vocab"))][impl] = e
+    return by
+
+
+def sampling_table(benches) -> str:
+    """One row per (mode, shape): rocsample (GPU, x floor, eager, eager with a fresh torch view),
+    PyTorch and every FlashInfer version (GPU, eager), and the GPU ratios peer / rocsample."""
+    by = _sampling_entries(benches)
+    fis = flashinfer_labels(benches)
+    head = ["mode", "rows x vocab", "floor us", "rocsample GPU us", "x floor", "rocsample eager us",
+            "rocsample eager fresh us", "torch GPU us", "torch eager us"]
+    for f in fis:
+        head += [f"{f} GPU us", f"{f} eager us"]
+    head += ["vs torch"] + [f"vs {f}" for f in fis]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
 
     def key_order(k):
-        return (order.index(k[0]) if k[0] in order else len(order), str(k[0]), k[1], k[2] or 0)
+        m = SAMPLING_MODES
+        return (m.index(k[0]) if k[0] in m else len(m), str(k[0]), k[1], k[2] or 0)
 
     for key in sorted(by, key=key_order):
         d = by[key]
-        r, t, f = d.get("rocsample"), d.get("torch"), d.get("flashinfer")
-        floor = next((_num(e.get("floor_us")) for e in (r, t, f) if e and _num(e.get("floor_us")) is not None), None)
-        lines.append(
-            f"| {key[0]} | {key[1]} x {key[2]} | {fmt(floor)} | {_gpu_cell(r)} | {_floor_ratio(r, 1)} | "
-            f"{fmt(eager_us(r))} | {_gpu_cell(t)} | {fmt(eager_us(t))} | {_gpu_cell(f)} | "
-            f"{fmt(eager_us(f))} | {_ratio(t, r)} | {_ratio(f, r)} |")
+        ours = by.get((_OURS_MODE.get(key[0], key[0]),) + key[1:], {})
+        r, t = ours.get("rocsample"), d.get("torch") or ours.get("torch")
+        fe = [d.get(f) for f in fis]
+        floor = next((_num(e.get("floor_us")) for e in (r, t, *fe)
+                      if e and _num(e.get("floor_us")) is not None), None)
+        cells = [str(key[0]), f"{key[1]} x {key[2]}", fmt(floor), _gpu_cell(r), _floor_ratio(r, 1),
+                 fmt(eager_us(r)), fmt(_num((r or {}).get("eager_fresh_us"))), _gpu_cell(t),
+                 fmt(eager_us(t))]
+        for e in fe:
+            cells += [_gpu_cell(e), fmt(eager_us(e))]
+        cells += [_ratio(t, r)] + [_ratio(e, r) for e in fe]
+        lines.append("| " + " | ".join(cells) + " |")
     why = _why_lines([(impl, e) for d in by.values() for impl, e in d.items()])
     return "\n".join(lines + why)
+
+
+def per_row_table(benches) -> str:
+    """Issue #13's per-row target: rocsample with the chain's values as per-row device arrays
+    (``chain_dev``) against the same values as host scalars (``chain``), GPU and eager."""
+    by = _sampling_entries(benches)
+    lines = ["| rows x vocab | chain (host scalars) GPU us | chain_dev (device arrays) GPU us "
+             "| dev / host GPU | chain eager us | chain_dev eager us | dev / host eager |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    shapes = sorted({k[1:] for k in by if k[0] == "chain_dev"}, key=lambda s: (s[0], s[1] or 0))
+    for rows, vocab in shapes:
+        h = by.get(("chain", rows, vocab), {}).get("rocsample")
+        d = by.get(("chain_dev", rows, vocab), {}).get("rocsample")
+        gh, gd, eh, ed = gpu_us(h), gpu_us(d), eager_us(h), eager_us(d)
+        lines.append(f"| {rows} x {vocab} | {_gpu_cell(h)} | {_gpu_cell(d)} | "
+                     f"{fmt(gd / gh, 2) if gh and gd else '-'} | {fmt(eh)} | {fmt(ed)} | "
+                     f"{fmt(ed / eh, 2) if eh and ed else '-'} |")
+    return "\n".join(lines)
+
+
+def decode_table(benches) -> str:
+    """bench/test_decode_loop.py: per-step time of each sampler in the loop, eager and captured."""
+    rows = defaultdict(dict)
+    for b in benches:
+        e = b.get("extra_info") or {}
+        if "test_decode_loop.py" in b.get("fullname", "") and "batch" in e and "impl" in e:
+            rows[(e["batch"], e.get("mode"))][e["impl"]] = e
+    lines = ["| batch | mode | sampler | step us | wall step us | forward-only us | sampling us "
+             "| sampling share | rocsample step / this step |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    order = {"eager": 0, "graph": 1}
+    for (batch, mode) in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9))):
+        d = rows[(batch, mode)]
+        ours = _num((d.get("rocsample") or {}).get("step_us"))
+        for impl in sorted(d, key=lambda i: (i != "rocsample", i)):
+            e = d[impl]
+            step = _num(e.get("step_us"))
+            share = _num(e.get("sampling_share"))
+            if e.get("capture_error"):
+                lines.append(f"| {batch} | {mode} | {impl} | not captured: {e['capture_error'][:120]} "
+                             "| | | | | |")
+                continue
+            lines.append(f"| {batch} | {mode} | {impl} | {fmt(step)} | {fmt(_num(e.get('wall_step_us')))} | "
+                         f"{fmt(_num(e.get('forward_us')))} | {fmt(_num(e.get('sampling_us')))} | "
+                         f"{fmt(share * 100 if share is not None else None)}% | "
+                         f"{fmt(ours / step, 2) if ours and step else '-'} |")
+    return "\n".join(lines)
 
 
 def _set_rows_impl(b) -> tuple[str, str, str] | None:
@@ -194,6 +282,8 @@ def overhead_table(benches) -> str:
 def main(argv=None) -> int:
     benches = _load(argv if argv is not None else sys.argv[1:])
     print("### Sampling\n\n" + sampling_table(benches) + "\n")
+    print("### Per-row device parameters\n\n" + per_row_table(benches) + "\n")
+    print("### Decode loop\n\n" + decode_table(benches) + "\n")
     print("### set_rows\n\n" + set_rows_table(benches) + "\n")
     print("### Host overhead and warm start\n\n" + overhead_table(benches))
     return 0

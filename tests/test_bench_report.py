@@ -1,0 +1,65 @@
+"""bench/report.py over synthetic results: two FlashInfer versions side by side (oldest first, one
+column pair each, merged from two JSON files), FlashInfer's ``chain_joint`` row compared with our
+``chain``, the per-row target table and the decode-loop table."""
+
+from __future__ import annotations
+
+import json
+
+from bench import report
+
+
+def _b(impl, mode, rows, vocab, gpu, eager=None, fullname="bench/test_sampling.py::t", **extra):
+    e = dict(impl=impl, mode=mode, rows=rows, vocab=vocab, gpu_us=gpu, eager_us=eager or gpu,
+             gpu_method="graph", floor_us=1.0)
+    e.update(extra)
+    return {"fullname": fullname, "name": fullname.split("::")[-1], "extra_info": e}
+
+
+def _row(table: str, start: str) -> list[str]:
+    line = next(ln for ln in table.splitlines() if ln.startswith(start))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def test_two_flashinfer_versions_from_two_files(tmp_path):
+    a = [_b("rocsample", "chain", 64, 151936, 40.0, 45.0, eager_fresh_us=900.0),
+         _b("torch", "chain", 64, 151936, 1400.0),
+         _b("flashinfer-0.2.14.post1", "chain", 64, 151936, 800.0),
+         _b("flashinfer-0.2.14.post1", "chain_joint", 64, 151936, 400.0)]
+    b = [_b("flashinfer-0.7.4", "chain", 64, 151936, 80.0),
+         _b("flashinfer-0.7.4", "chain_joint", 64, 151936, 120.0)]
+    for name, rows in (("a.json", a), ("b.json", b)):
+        (tmp_path / name).write_text(json.dumps({"benchmarks": rows}))
+    benches = report._load([tmp_path / "a.json", tmp_path / "b.json"])
+    assert report.flashinfer_labels(benches) == ["flashinfer-0.2.14.post1", "flashinfer-0.7.4"]
+    t = report.sampling_table(benches)
+    head = [c.strip() for c in t.splitlines()[0].strip("|").split("|")]
+    assert head[-3:] == ["vs torch", "vs flashinfer-0.2.14.post1", "vs flashinfer-0.7.4"]
+    chain = _row(t, "| chain | 64 x 151936")
+    assert chain[3] == "40.0" and chain[6] == "900.0"  # our GPU figure, our fresh-view eager figure
+    assert chain[-3:] == ["35.00", "20.00", "2.00"]
+    joint = _row(t, "| chain_joint | 64 x 151936")
+    assert joint[3] == "40.0"  # compared with our chain
+    assert joint[-2:] == ["10.00", "3.00"]
+    assert t.index("| chain |") < t.index("| chain_joint |")
+
+
+def test_per_row_and_decode_tables():
+    benches = [_b("rocsample", "chain", 64, 151936, 40.0, 50.0),
+               _b("rocsample", "chain_dev", 64, 151936, 46.0, 55.0)]
+    t = report.per_row_table(benches)
+    assert _row(t, "| 64 x 151936")[3] == "1.15" and _row(t, "| 64 x 151936")[6] == "1.10"
+    dl = "bench/test_decode_loop.py::test_decode_loop"
+    benches = [
+        {"fullname": dl, "extra_info": dict(impl="rocsample", batch=8, mode="graph", step_us=300.0,
+                                            forward_us=250.0, sampling_us=50.0, sampling_share=1 / 6)},
+        {"fullname": dl, "extra_info": dict(impl="torch", batch=8, mode="graph", step_us=600.0,
+                                            forward_us=250.0, sampling_us=350.0, sampling_share=0.583)},
+        {"fullname": dl, "extra_info": dict(impl="flashinfer-0.7.4", batch=8, mode="graph",
+                                            capture_error="RuntimeError: boom")},
+    ]
+    t = report.decode_table(benches)
+    lines = [ln for ln in t.splitlines() if ln.startswith("| 8 |")]
+    assert lines[0].startswith("| 8 | graph | rocsample | 300.0")
+    assert "not captured: RuntimeError: boom" in t
+    assert _row(t, "| 8 | graph | torch")[-1] == "0.50" and _row(t, "| 8 | graph | torch")[-2] == "58.3%"
