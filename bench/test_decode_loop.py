@@ -1,0 +1,266 @@
+"""A real client: a decode loop around a transformers Llama forward (issue #17 item 5).
+
+``LlamaForCausalLM`` built from a config with random weights (vocab 151936, 2 layers, hidden 512,
+8 heads; bfloat16; no download), a ``StaticCache`` (so the step is capturable), a 16-token prompt
+prefilled, then ``STEPS`` = 64 decode steps at batch 1, 8 and 64. Each step is what a client does:
+
+    logits = model(tok, past_key_values=cache, use_cache=True, logits_to_keep=1).logits
+    logits = logits[:, -1, :].float()        # a fresh float32 tensor each step (as HF generate)
+    tok.copy_(sample(logits))
+
+with ``sample`` (T=0.8, top_k=50, top_p=0.9) one of: ``torch`` (transformers' own
+Temperature -> TopK -> TopP logits warpers, softmax, ``torch.multinomial``: the pipeline HF
+``generate`` runs), ``rocsample`` (a ``Sampler`` bound to the loop's stream; device seed/position,
+``advance_position=True``, ``out=`` a static int32 tensor) and ``flashinfer-<version>``
+(``top_k_top_p_sampling_from_logits(logits / T, 50, 0.9)``, where importable; seed/offset tensors
+where the version takes them). ``none`` is the loop without sampling (the previous tokens fed
+back): the forward-only baseline the sampling share is measured against.
+
+Two modes: ``eager`` (the step run op by op on a torch side stream) and ``graph`` (one step
+captured with ``torch.cuda.graph`` on that stream after warm-up steps, then replayed STEPS times;
+the cache's position is a device tensor that transformers' ``StaticLayer`` advances in place, so
+it advances inside the graph too). Each of the ``ROUNDS`` rounds runs STEPS steps further into the
+cache (sized for all of them); pytest-benchmark times the rounds to a finished result.
+``extra_info``: ``step_us`` (device events around the STEPS steps, per step, median of the
+rounds: host gaps included in eager mode), ``wall_step_us`` (host clock, same span),
+``forward_us`` (the ``none`` loop's ``step_us`` at the same batch and mode), ``sampling_us`` =
+``step_us - forward_us`` and ``sampling_share`` = ``sampling_us / step_us``; ``capture_error``
+where a step could not be captured (then no graph figure). Needs torch with CUDA, transformers
+(the ``bench`` extra) and the cuda backend; skips otherwise, saying which is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+import rocsample
+
+from .common import torch_cuda
+from .peers import flashinfer
+
+CONFIG = dict(vocab_size=151936, hidden_size=512, intermediate_size=1408, num_hidden_layers=2,
+              num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024,
+              tie_word_embeddings=False)
+BATCHES = [1, 8, 64]
+STEPS = 64
+PROMPT = 16
+WARM_STEPS = 3
+ROUNDS = 3
+MAX_CACHE = PROMPT + WARM_STEPS + ROUNDS * STEPS + 8  # every step a Loop runs, with a margin
+SAMPLING = dict(temperature=0.8, top_k=50, top_p=0.9)
+IMPLS = ["torch", "rocsample", "flashinfer"]
+DEVICE = "cuda"
+
+
+def _needs(backend):
+    """(torch, transformers) or skip with the reason."""
+    torch = torch_cuda()
+    if torch is None:
+        pytest.skip("needs torch with a CUDA device")
+    try:
+        import transformers
+    except Exception as e:
+        pytest.skip(f"needs transformers (the bench extra): {type(e).__name__}")
+    if backend.name != "cuda":
+        pytest.skip("needs --backend cuda (the loop's tensors are torch CUDA tensors)")
+    return torch, transformers
+
+
+@functools.lru_cache(maxsize=1)
+def _model(torch, transformers):
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(**CONFIG)
+    with torch.device(DEVICE):
+        model = transformers.LlamaForCausalLM(cfg).to(torch.bfloat16)
+    return model.eval()
+
+
+def _rocsample_sampler(torch, batch, vocab, stream):
+    """The rocsample side of the step: one helper, so the call adapts as the torch-native API
+    lands (today: numba launches on the torch stream, tokens written into a torch tensor)."""
+    plan = rocsample.Sampler(batch, vocab, "float32", stream=stream)
+    seed = torch.arange(batch, dtype=torch.int64, device=DEVICE)
+    pos = torch.zeros(batch, dtype=torch.int64, device=DEVICE)
+    out = torch.empty(batch, dtype=torch.int32, device=DEVICE)
+
+    def sample(logits):
+        plan(logits, seed=seed, position=pos, advance_position=True, check=False, out=out,
+             **SAMPLING)
+        return out
+    return sample
+
+
+def _torch_sampler(torch, transformers):
+    from transformers.generation.logits_process import (
+        LogitsProcessorList,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    warp = LogitsProcessorList([TemperatureLogitsWarper(SAMPLING["temperature"]),
+                                TopKLogitsWarper(SAMPLING["top_k"]),
+                                TopPLogitsWarper(SAMPLING["top_p"])])
+
+    def sample(logits):
+        probs = torch.softmax(warp(None, logits), dim=-1)
+        return torch.multinomial(probs, 1).squeeze(1)
+    return sample
+
+
+def _flashinfer_sampler(fi, batch):
+    t = SAMPLING["temperature"]
+
+    def sample(logits):
+        tok = fi.top_k_top_p_from_logits(logits / t, SAMPLING["top_k"], SAMPLING["top_p"])
+        fi.advance_rng(batch)
+        return tok
+    return sample
+
+
+class Loop:
+    """A prefilled static-cache decode loop of one batch, run on ``stream``."""
+
+    def __init__(self, torch, transformers, model, batch, sample, stream):
+        self.torch, self.model, self.batch, self.sample, self.stream = torch, model, batch, sample, stream
+        self.graph = None
+        g = torch.Generator(device=DEVICE).manual_seed(batch)
+        with torch.cuda.stream(stream), torch.no_grad():
+            prompt = torch.randint(0, CONFIG["vocab_size"], (batch, PROMPT), device=DEVICE, generator=g)
+            self.cache = transformers.StaticCache(config=model.config,
+                                                  max_cache_len=MAX_CACHE)
+            out = model(input_ids=prompt, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+            self.tok = out.logits[:, -1, :].argmax(-1, keepdim=True)  # static: the step's input
+        stream.synchronize()
+
+    def step(self):
+        t = self.torch
+        out = self.model(input_ids=self.tok, past_key_values=self.cache, use_cache=True,
+                         logits_to_keep=1)
+        logits = out.logits[:, -1, :].float()  # a new float32 tensor each step, as HF generate
+        nxt = self.sample(logits) if self.sample is not None else self.tok
+        self.tok.copy_(nxt.view(self.batch, 1).to(t.int64))
+
+    def capture(self):
+        """Warm up eagerly, then capture one step into a graph (None and the error if it fails)."""
+        t = self.torch
+        with t.cuda.stream(self.stream), t.no_grad():
+            for _ in range(WARM_STEPS):
+                self.step()
+        self.stream.synchronize()
+        g = t.cuda.CUDAGraph()
+        try:
+            with t.no_grad(), t.cuda.graph(g, stream=self.stream):
+                self.step()
+        except Exception as e:
+            t.cuda.synchronize()
+            return f"{type(e).__name__}: {e}".splitlines()[0][:300]
+        self.graph = g
+        return None
+
+    def run(self):
+        """STEPS more steps; (device-event seconds, host seconds) per step."""
+        t = self.torch
+        e0, e1 = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        with t.cuda.stream(self.stream), t.no_grad():
+            h0 = time.perf_counter()
+            e0.record(self.stream)
+            for _ in range(STEPS):
+                if self.graph is not None:
+                    self.graph.replay()
+                else:
+                    self.step()
+            e1.record(self.stream)
+            e1.synchronize()
+            h1 = time.perf_counter()
+        return e0.elapsed_time(e1) / 1e3 / STEPS, (h1 - h0) / STEPS
+
+
+def _sampler(impl, torch, transformers, batch, stream):
+    if impl == "none":
+        return None, "none"
+    if impl == "torch":
+        return _torch_sampler(torch, transformers), "torch"
+    if impl == "rocsample":
+        return _rocsample_sampler(torch, batch, CONFIG["vocab_size"], stream), "rocsample"
+    fi = flashinfer()
+    if isinstance(fi, str):
+        pytest.skip(fi)
+    return _flashinfer_sampler(fi, batch), fi.label
+
+
+def _measure(torch, transformers, impl, batch, mode, benchmark=None):
+    """Run the loop ``ROUNDS`` times; the figures (dict) and the rounds' callable for timing."""
+    stream = torch.cuda.Stream()
+    sample, label = _sampler(impl, torch, transformers, batch, stream)
+    loop = Loop(torch, transformers, _model(torch, transformers), batch, sample, stream)
+    info = dict(impl=label, batch=batch, mode=mode, steps=STEPS, vocab=CONFIG["vocab_size"])
+    if mode == "graph":
+        err = loop.capture()
+        if err is not None:
+            info["capture_error"] = err
+            return info
+    else:
+        with torch.cuda.stream(stream), torch.no_grad():
+            for _ in range(WARM_STEPS):
+                loop.step()
+        stream.synchronize()
+    runs = []
+    if benchmark is not None:
+        benchmark.pedantic(lambda: runs.append(loop.run()), rounds=ROUNDS, iterations=1)
+    else:
+        runs = [loop.run() for _ in range(ROUNDS)]
+    info.update(step_us=statistics.median(r[0] for r in runs) * 1e6,
+                wall_step_us=statistics.median(r[1] for r in runs) * 1e6)
+    return info
+
+
+_FORWARD: dict = {}
+
+
+def _forward_us(torch, transformers, batch, mode):
+    """The forward-only step (no sampling) at this batch and mode, measured once per process."""
+    key = (batch, mode)
+    if key not in _FORWARD:
+        _FORWARD[key] = _measure(torch, transformers, "none", batch, mode).get("step_us")
+    return _FORWARD[key]
+
+
+@pytest.mark.parametrize("mode", ["eager", "graph"])
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize("impl", IMPLS)
+def test_decode_loop(benchmark, backend, impl, batch, mode):
+    torch, transformers = _needs(backend)
+    benchmark.group = f"decode loop batch {batch} {mode}"
+    info = _measure(torch, transformers, impl, batch, mode, benchmark)
+    if "capture_error" in info:
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # keep the entry, marked
+    else:
+        fwd = _forward_us(torch, transformers, batch, mode)
+        if fwd is not None:
+            info.update(forward_us=fwd, sampling_us=info["step_us"] - fwd,
+                        sampling_share=(info["step_us"] - fwd) / info["step_us"])
+    benchmark.extra_info.update(info)
+
+
+def test_decode_tokens_in_range(backend):
+    """The loop runs and every sampler returns in-vocabulary tokens (a check, not a timing)."""
+    torch, transformers = _needs(backend)
+    for impl in IMPLS:
+        stream = torch.cuda.Stream()
+        try:
+            sample, _ = _sampler(impl, torch, transformers, 8, stream)
+        except pytest.skip.Exception:
+            continue
+        loop = Loop(torch, transformers, _model(torch, transformers), 8, sample, stream)
+        with torch.cuda.stream(stream), torch.no_grad():
+            for _ in range(4):
+                loop.step()
+        stream.synchronize()
+        tok = loop.tok.cpu().numpy()
+        assert tok.shape == (8, 1) and np.all((tok >= 0) & (tok < CONFIG["vocab_size"])), impl
