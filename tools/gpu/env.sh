@@ -7,15 +7,24 @@ if [ -d .whl ]; then
 else
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 fi
-if [ -d .flashinfer ]; then
-  export PYTHONPATH=$PYTHONPATH:$PWD/.flashinfer
-  export FLASHINFER_WORKSPACE_BASE=/tmp/fiws TORCH_CUDA_ARCH_LIST=9.0a MAX_JOBS=16
-  export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
-  if [ -f .flashinfer/prebuilt/sampling/sampling.so ]; then
-    mkdir -p .flashinfer/flashinfer/data/aot/sampling
-    cp .flashinfer/prebuilt/sampling/sampling.so .flashinfer/flashinfer/data/aot/sampling/
+# FlashInfer peers, carried in .peers/ (built here, see BENCHMARKS.md "FlashInfer peers"): one version a
+# process (both register the same torch op names). use_flashinfer fi0214|fi074 puts that tree on
+# PYTHONPATH; FLASHINFER=... picks the one this sourcing selects (default fi0214). JIT is off: a
+# missing prebuilt module raises instead of compiling.
+# (without any .peers entry an outer sourcing left, so the two versions never meet on one path)
+ROCSAMPLE_PYTHONPATH=$(printf %s "$PYTHONPATH" | tr ':' '\n' | grep -v '/\.peers/' | paste -sd: -)
+use_flashinfer() {
+  if [ -d ".peers/$1/flashinfer" ]; then
+    export PYTHONPATH=$ROCSAMPLE_PYTHONPATH:$PWD/.peers/$1
+  else
+    echo "use_flashinfer: no .peers/$1 (carry .peers)" >&2
+    export PYTHONPATH=$ROCSAMPLE_PYTHONPATH
   fi
-fi
+}
+export FLASHINFER_WORKSPACE_BASE=/tmp/fiws FLASHINFER_DISABLE_JIT=1
+export TORCH_CUDA_ARCH_LIST=9.0a FLASHINFER_CUDA_ARCH_LIST=9.0a
+export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
+use_flashinfer "${FLASHINFER:-fi0214}"
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-/tmp/out}
