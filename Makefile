@@ -48,19 +48,23 @@ sass: $(VENV)/.installed-dev
 # bench/results/<machine>/ (bench/track.py; <machine> from the backend's device name) plus
 # bench/results/<machine>.json and its PNG figures. make bench-compare: the same suites against the
 # latest saved run (BASELINE=NNNN for another), failing on a median regression beyond THRESHOLD %.
+# BENCH_PY=.venv-hip/bin/python (AMD: the check-hip environment) runs them there instead of $(VENV).
 BENCH ?= bench
 BENCH_ARGS ?= --benchmark-max-time=0.2 --benchmark-min-rounds=5
 THRESHOLD ?= 10
 BASELINE ?=
-bench: $(VENV)/.installed-dev
-	$(VPY) -m pip install -q -e '.[bench]'
-	$(VPY) -m bench.track save -- $(BENCH) -q $(BENCH_ARGS) $(PYTEST_ARGS)
-	dev=$$($(VPY) -m bench.track name $(PYTEST_ARGS)); \
-	$(VPY) -m bench.plot bench/results/$$dev.json --device $$dev --out bench/results
+BENCH_PY ?=
+BPY := $(if $(BENCH_PY),$(BENCH_PY),$(VPY))
+BENCH_DEPS := $(if $(BENCH_PY),,$(VENV)/.installed-dev)
+bench: $(BENCH_DEPS)
+	$(BPY) -m pip install -q -e '.[bench]'
+	$(BPY) -m bench.track save -- $(BENCH) -q $(BENCH_ARGS) $(PYTEST_ARGS)
+	dev=$$($(BPY) -m bench.track name $(PYTEST_ARGS)); \
+	$(BPY) -m bench.plot bench/results/$$dev.json --device $$dev --out bench/results
 
-bench-compare: $(VENV)/.installed-dev
-	$(VPY) -m pip install -q -e '.[bench]'
-	$(VPY) -m bench.track compare --threshold $(THRESHOLD) $(if $(BASELINE),--baseline $(BASELINE)) \
+bench-compare: $(BENCH_DEPS)
+	$(BPY) -m pip install -q -e '.[bench]'
+	$(BPY) -m bench.track compare --threshold $(THRESHOLD) $(if $(BASELINE),--baseline $(BASELINE)) \
 	  -- $(BENCH) -q $(BENCH_ARGS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev

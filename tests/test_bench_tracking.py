@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SELECT = ["bench/test_sampling.py", "--backend", "cpu", "-q", "-k", "reference_peer and greedy"]
+SELECT = ["bench/test_sampling.py", "--backend", "cpu", "-q", "-k", "reference_peer and greedy",
+          "--benchmark-max-time=0.05", "--benchmark-min-rounds=3"]
 
 
 def _track(*args, results):
