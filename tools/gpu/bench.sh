@@ -37,13 +37,13 @@ step() {  # step NAME LIMIT_S FLASHINFER pytest-args...
   done
 } | tee -a "$LOG"
 T0=$SECONDS
-step s1-quick 120 fi0214 bench/test_sampling.py --bench-shapes=quick
+step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
 step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
   -k "flashinfer or decode"
 step s3-rest 130 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
 if [ "${QUICK:-0}" != 1 ]; then
   step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
-  step s5-fi074-shapes 60 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
+  step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
 fi
 echo "== total $((SECONDS - T0))s" | tee -a "$LOG"
 use_flashinfer fi0214
