@@ -17,7 +17,6 @@ Results written before ``gpu_us`` existed are read through ``device_time_us`` (n
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from .report import (  # noqa: E402
     SAMPLING_MODES,
     _is_flashinfer,
+    _read,
     _set_rows_impl,
     eager_us,
     flashinfer_labels,
@@ -58,8 +58,7 @@ def _save(fig, path: Path) -> Path:
 def _load(paths):
     out = []
     for p in paths:
-        d = json.loads(Path(p).read_text())
-        out.extend(d.get("benchmarks", []))
+        out.extend(_read(p))
     for b in out:  # a benchmark that failed or recorded nothing: an empty extra_info, not None
         b["extra_info"] = b.get("extra_info") or {}
         b.setdefault("fullname", b.get("name", ""))

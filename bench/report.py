@@ -22,10 +22,20 @@ from pathlib import Path
 _NOT_CAPTURED = "†"
 
 
+def _read(p) -> list:
+    """The benchmarks of one pytest-benchmark JSON file; an empty or cut-off file (a run stopped
+    before pytest-benchmark wrote it) is reported on stderr and contributes nothing."""
+    try:
+        return json.loads(Path(p).read_text()).get("benchmarks", [])
+    except (OSError, ValueError) as e:
+        print(f"bench.report: skipped {p}: {type(e).__name__}: {e}", file=sys.stderr)
+        return []
+
+
 def _load(paths):
     out = []
     for p in paths:
-        out.extend(json.loads(Path(p).read_text()).get("benchmarks", []))
+        out.extend(_read(p))
     return out
 
 

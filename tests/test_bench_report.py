@@ -63,3 +63,14 @@ def test_per_row_and_decode_tables():
     assert lines[0].startswith("| 8 | graph | rocsample | 300.0")
     assert "not captured: RuntimeError: boom" in t
     assert _row(t, "| 8 | graph | torch")[-1] == "0.50" and _row(t, "| 8 | graph | torch")[-2] == "58.3%"
+
+
+def test_empty_or_cut_off_file_is_skipped(tmp_path, capsys):
+    """A step stopped before pytest-benchmark wrote its JSON leaves an empty file: the report of
+    the other files still comes out, and says which file it skipped."""
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "ok.json").write_text(json.dumps({"benchmarks": [_b("rocsample", "chain", 1, 32000, 9.0)]}))
+    benches = report._load([tmp_path / "empty.json", tmp_path / "ok.json"])
+    assert len(benches) == 1
+    assert "skipped" in capsys.readouterr().err
+    assert report.main([str(tmp_path / "empty.json"), str(tmp_path / "ok.json")]) == 0
