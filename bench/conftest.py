@@ -56,3 +56,15 @@ def pytest_benchmark_update_json(config, benchmarks, output_json):
     if config.getoption("--bench-drop-data"):
         for b in output_json.get("benchmarks", []):
             (b.get("stats") or {}).pop("data", None)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """A run stopped by SIGINT (``timeout -s INT``, tools/gpu/bench.sh) leaves the benchmark it was
+    in with no rounds, on which pytest-benchmark's JSON writer fails and writes nothing: drop such
+    entries first, so the finished benchmarks are saved."""
+    bs = getattr(session.config, "_benchmarksession", None)
+    if bs is not None and getattr(bs, "benchmarks", None) is not None:
+        bs.benchmarks[:] = [b for b in bs.benchmarks
+                            if getattr(getattr(b, "stats", None), "data", None)]
+    yield

@@ -62,3 +62,43 @@ def test_compare_fails_on_regression_and_passes_otherwise(backend, tmp_path):
     r = _track("compare", "--threshold", "10", "--baseline", "0001", results=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert len(sorted(tmp_path.glob("*/*/*.json"))) == 1, "compare must not save a new run"
+
+
+_CONFTEST = "from bench.conftest import pytest_sessionfinish  # noqa: F401  (the hook under test)\n"
+_INTERRUPTED = '''
+import pytest
+
+
+@pytest.mark.parametrize("i", range(3))
+def test_done(benchmark, i):
+    benchmark.pedantic(lambda: None, rounds=2, iterations=1)
+
+
+def test_interrupted(benchmark):
+    def stop():
+        raise KeyboardInterrupt  # what timeout -s INT does in the middle of a benchmark
+    benchmark.pedantic(stop, rounds=2, iterations=1)
+
+
+def test_never_reached(benchmark):
+    benchmark.pedantic(lambda: None, rounds=2, iterations=1)
+'''
+
+
+def test_interrupted_run_still_writes_finished_benchmarks(backend, tmp_path):
+    """tools/gpu/bench.sh stops a step with SIGINT: the benchmarks finished before it must reach
+    the JSON (pytest-benchmark alone writes nothing: the interrupted entry has no rounds)."""
+    if backend.name != "cpu":
+        pytest.skip("cpu-only: a pytest subprocess with no backend; once per suite run is enough")
+    pytest.importorskip("pytest_benchmark")
+    (tmp_path / "conftest.py").write_text(_CONFTEST)
+    (tmp_path / "test_interrupted.py").write_text(_INTERRUPTED)
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        f"--rootdir={tmp_path}", f"--benchmark-json={out}",
+                        str(tmp_path / "test_interrupted.py")],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]  # pytest's "interrupted"
+    names = [b["name"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert names == [f"test_done[{i}]" for i in range(3)], names
