@@ -36,36 +36,47 @@ passes only histogram the tokens still in play but still stream the row (no comp
 Exactness and determinism: winners are chosen by exact comparisons (index tie-breaks) and the
 top-p masses are fixed-point integer sums, so tokens never depend on the split count, the
 block size, the stream or atomic order. See ``rocsample.kernels.sampling`` for the scheme.
+
+Host side, in four pieces: this module (the public calls, argument checks, outputs in the
+caller's framework), :mod:`rocsample.sampling_plan` (shapes, splits, scratch layout),
+:mod:`rocsample.sampling_router` (which kernels a call needs and their argument lists) and
+:mod:`rocsample.binder` (bound launches keyed by argument layouts and host values, re-pointed
+at each call's arrays). Parameter checks are in :mod:`rocsample.sampling_params`.
 """
 
 from __future__ import annotations
 
-import math
+import sys
 import threading
 
 import numpy as np
 
 from rocsample import _validate as V
 from rocsample import graphs as _graphs
+from rocsample import sampling_router as _router
+from rocsample.backends import interop as _io
+from rocsample.binder import Binder
 from rocsample.errors import SamplingError
 from rocsample.kernels import sampling as K
-from rocsample.kernels import sampling_fast as KF
+from rocsample.sampling_params import host_params, u64_rows, value_key
+from rocsample.sampling_plan import PURPOSE, SamplingPlan
 
 __all__ = ["sample", "argmax", "Sampler"]
 
-_BLOCK = 256
-_MAX_SPLITS = 1024
-#: Each split should stream at least this many elements (amortises its partial and launch).
-_MIN_PER_SPLIT = 1024
-_BLOCKS_PER_CU = 8
-_ALIGN = 256
-#: Host-parameter device copies a plan keeps (see Sampler._host_param).
+#: Host-parameter device copies a Sampler keeps (see Sampler._host_param).
 _PARAM_CACHE = 32
 _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
-#: The kernels' namespace per logits dtype (rocsample.kernels.sampling.build): float16 and
-#: bfloat16 logits reach the kernels as uint16 bit patterns, widened there exactly.
-_KERNEL_VARIANT = {"float32": "float", "float16": "f16", "bfloat16": "bf16"}
+_HOST = ("host",)  # the key of a host seed/position/logits: its device copy is re-pointed
+
+# One lock per (device, stream), striped (bounded, never cleared): held from a call's first
+# launch to its last, so two threads' calls on one stream never interleave their launches (they
+# share the stream's scratch) or re-point one bound call at once.
+_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def _lock_of(be, st) -> threading.Lock:
+    return _LOCKS[hash((id(be), st.device, st.handle)) % len(_LOCKS)]
 
 
 def _backend():
@@ -81,141 +92,10 @@ def _dtype_name(obj, dtype=None) -> str:
     return name
 
 
-def _choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
-    """Enough (split x row) blocks to fill the device, none streaming too little."""
-    want = max(1, -(-_BLOCKS_PER_CU * cus // max(n_rows, 1)))
-    most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
-    return int(max(1, min(want, most, _MAX_SPLITS)))
+def _pool(be):
+    from rocsample import scratch
 
-
-_FAST_ENTRIES = 8
-_DEVICE_TYPES: set = set()
-_SCALARS = (bool, int, float, str, type(None))
-
-
-def _fast_key(values, flags):
-    """A key under which a call can reuse bound launches, or None.
-
-    Scalars key by value; device arrays by identity (their shape, dtype and address cannot
-    change under the same object). Host arrays never key: their values can change in place.
-    """
-    parts = []
-    for v in values:
-        tv = type(v)
-        if tv in _DEVICE_TYPES:
-            parts.append(("dev", id(v)))
-        elif isinstance(v, _SCALARS):
-            parts.append((tv, v))
-        elif isinstance(v, np.generic):
-            parts.append((tv, v.item()))
-        elif isinstance(v, np.ndarray) or not hasattr(v, "__cuda_array_interface__"):
-            return None
-        else:
-            _DEVICE_TYPES.add(tv)  # building the interface dict each call costs microseconds
-            parts.append(("dev", id(v)))
-    return (tuple(parts), flags)
-
-
-def _u64_rows(be, name, value, n_rows, stream):
-    """Seeds/positions: scalar or per-row, host (any int, wrapped mod 2**64) or device."""
-    if be.is_device_array(value):
-        arr = be.as_array(value, name, stream)
-        if tuple(arr.shape) != (n_rows,):
-            V.fail(name, f"a scalar or an array of length n_rows={n_rows}",
-                   f"an array of shape {tuple(arr.shape)}")
-        if str(arr.dtype) not in ("int64", "uint64"):
-            V.fail(name, "an int64 or uint64 device array", str(arr.dtype), TypeError)
-        return arr.view(np.uint64) if str(arr.dtype) == "int64" else arr, True
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]  # a 0-d array is a scalar, as for the other parameters
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
-    if isinstance(value, (int, np.integer)):
-        host = np.full(n_rows, int(value) % 2**64, dtype=np.uint64)
-    else:
-        a = np.asarray(value)
-        if (a.dtype.kind not in "iu" and a.dtype != object) or (a.dtype == object and not all(
-                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-                for v in a.ravel())):
-            V.fail(name, "an integer or an array of integers", V.describe(value), TypeError)
-        if a.shape != (n_rows,):
-            V.fail(name, f"a scalar or an array of length n_rows={n_rows}",
-                   f"an array of shape {a.shape}")
-        host = (a.astype(np.int64).view(np.uint64) if a.dtype.kind == "i"
-                else np.array([int(v) % 2**64 for v in a], np.uint64) if a.dtype == object
-                else a.astype(np.uint64))
-    return host, False
-
-
-def _param(be, name, value, n_rows, dtype, stream, **rng):
-    """A per-row parameter as (host array or None, device array or None)."""
-    if be.is_device_array(value):
-        if not be.is_device:
-            V.fail(name, "a host value on the cpu backend", V.describe(value), TypeError)
-        V.check_rows_param(name, value, n_rows, dtype, **rng)
-        arr = be.as_array(value, name, stream)
-        if np.dtype(str(arr.dtype)) != np.dtype(dtype):
-            V.fail(name, f"a {np.dtype(dtype).name} device array", str(arr.dtype), TypeError)
-        return None, arr
-    host = V.check_rows_param(name, value, n_rows, dtype, **rng)
-    return host, None
-
-
-#: top_k values from here up are all no-ops (>= any n_vocab); clamping to it keeps the int64
-#: cast exact (NumPy's float -> int64 cast past 2**63 is undefined).
-_TOP_K_CLAMP = 2**62
-
-
-def _clamp_top_k(be, value):
-    """Host top_k with +inf refused and values past int64 clamped (a no-op either way)."""
-    if be.is_device_array(value) or isinstance(value, (bool, np.bool_, str, bytes)) \
-            or value is None:
-        return value  # device arrays and wrong types: _param's checks answer them
-    if isinstance(value, (int, np.integer)):
-        return min(int(value), _TOP_K_CLAMP)
-    a = np.asarray(value)
-    if a.dtype.kind not in "iuf":
-        return value
-    a = a.astype(np.float64)
-    inf = np.isposinf(a)
-    if inf.any():
-        where = "" if a.ndim == 0 else f" (row {int(np.flatnonzero(inf.ravel())[0])})"
-        V.fail("top_k", "an integer in [0, inf)", f"inf{where}")
-    return np.minimum(a, float(_TOP_K_CLAMP))  # NaN stays NaN for the range check
-
-
-def _check_float32(name, host, value, bad_of, expected):
-    """Refuse host values that passed the float64 range check but leave it as float32.
-
-    ``bad_of(original float64, float32)`` marks the bad rows; the kernels and the reference use
-    float32 (SPEC §2: ``inv_t = float32(1) / float32(T)``).
-    """
-    if host is None:
-        return
-    orig = np.broadcast_to(np.asarray(value, dtype=np.float64), host.shape)
-    with np.errstate(over="ignore", divide="ignore"):
-        bad = bad_of(orig, orig.astype(np.float32))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        where = "" if np.ndim(value) == 0 else f" (row {i})"
-        V.fail(name, expected, f"{float(orig[i])!r}{where}")
-
-
-def _host_params(be, n, temperature, top_k, top_p, min_p, stream):
-    """(host, device) pairs of the four filter parameters, validated (SPEC §2 ranges)."""
-    with np.errstate(over="ignore"):  # a float32 overflow is refused just below, not warned
-        temp = _param(be, "temperature", temperature, n, np.float32, stream, lo=0.0,
-                      hi=math.inf, hi_open=True)
-    _check_float32("temperature", temp[0], temperature,
-                   lambda t, t32: (t != 0) & ~(np.isfinite(t32) & np.isfinite(np.float32(1) / t32)),
-                   "0 or a value whose float32 value and inverse are finite "
-                   "(about 2.9e-39 < T < 3.4e38)")
-    k = _param(be, "top_k", _clamp_top_k(be, top_k), n, np.int64, stream, lo=0)
-    p = _param(be, "top_p", top_p, n, np.float32, stream, lo=0.0, hi=1.0, lo_open=True)
-    _check_float32("top_p", p[0], top_p, lambda t, t32: t32 <= 0,
-                   "a value in (0, 1] that stays positive in float32 (>= 1e-45)")
-    mp = _param(be, "min_p", min_p, n, np.float32, stream, lo=0.0, hi=1.0)
-    return temp, k, p, mp
+    return scratch.get_pool(be)
 
 
 class Sampler:
@@ -228,7 +108,9 @@ class Sampler:
     dtype : {"float32", "float16", "bfloat16"}
         Logits dtype (bfloat16: ml_dtypes/torch bfloat16, or uint16 bit patterns).
     stream : optional
-        Backend stream, raw handle, object with ``.cuda_stream``, or None (default stream).
+        Backend stream, raw handle, torch or CuPy stream, ``__cuda_stream__`` object, or None:
+        calls with torch (CuPy) logits then run on torch's (CuPy's) current stream of their
+        device, other calls on the backend's default stream.
     order : {"llama", "vllm"}
         Filter order (SPEC §2).
     filters : bool
@@ -241,8 +123,16 @@ class Sampler:
     constructor (``prewarm``), so calls inside a CUDA/HIP graph capture allocate nothing as long
     as every parameter is a device array or a host value this plan has already used outside
     capture (its device copy is cached; a new host value needs a copy, which capture forbids).
-    Outputs of a call (tokens, logprobs, status) are device buffers owned by the plan and
-    overwritten by the next call unless ``out=`` is given for the tokens. Calls never synchronize unless ``check=True`` (the default of ``sample``).
+    A followed stream (``stream=None`` with torch or CuPy logits) other than the backend default
+    is warmed by its first call, or by ``prewarm(stream)`` before a capture on it.
+    Outputs of a call (tokens, logprobs, status) are device buffers owned by the plan, returned
+    in the logits' framework (torch tensors for torch logits, CuPy arrays for CuPy, numba device
+    arrays otherwise) and overwritten by the next call unless ``out=`` is given for the tokens.
+    Calls never synchronize unless ``check=True`` (the default of ``sample``).
+    A repeated call costs one key lookup and the launches: calls with arrays of the same layout
+    (shape, strides, dtype, device), the same host parameter values and the same stream reuse
+    launches bound on the second such call, re-pointed at the new arrays (fresh tensors every
+    step are as cheap as the same objects).
 
     Examples
     --------
@@ -265,87 +155,51 @@ class Sampler:
         self.filters = bool(filters)
         self.backend = be = _backend()
         self._stream_arg = stream
+        self._follow = stream is None  # torch / CuPy logits: their framework's current stream
         self._outputs = None
+        self._wrapped: dict = {}  # framework -> the outputs viewed in it
+        self._param_cache: dict = {}
+        self.stream = be.stream(stream)
         if not be.is_device:
-            self.stream = be.stream(stream)
+            self.plan = None
             self.prewarm()
             return
-        self.stream = st = be.stream(stream)
-        warp = int(be.warp_size(st.device))
-        block = _BLOCK if _block is None else V.check_int("_block", _block, 1, K.MAX_BLOCK)
-        if block % warp or block > K.MAX_BLOCK:
-            V.fail("_block", f"a multiple of the wavefront size {warp} up to {K.MAX_BLOCK}", block)
-        self.block = block
-        # Per-row phase-2 blocks: the same size as phase 1 (a warp multiple, any wave size).
-        self.final_block = block
-        if _splits is None:
-            splits = _choose_splits(self.n_rows, self.n_vocab, int(be.compute_units(st.device)),
-                                    block)
-        else:
-            splits = V.check_int("_splits", _splits, 1, min(_MAX_SPLITS, self.n_vocab))
-        self.splits = splits
-        self.chunk = -(-self.n_vocab // splits)
-        # Fast path (rocsample.kernels.sampling_fast): power-of-two blocks; tiles per split so
-        # that a row has at most GMAX tile maxima.
-        self._path = _path
-        if _path not in (None, "fast", "general"):
-            V.fail("_path", "None, 'fast' or 'general'", V.describe(_path))
-        self._fast_ok = block & (block - 1) == 0 and _path != "general"
-        # (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
-        # cost the finalize block more histogram work for no shorter gather)
-        tpt = block
-        while tpt > 1 and (splits * tpt > KF.GMAX
-                           or (self.chunk < KF.TILE_MIN * tpt and splits * tpt > 4 * KF.KCAP)):
-            tpt //= 2
-        self.tpt = tpt
-        self.cap = KF.CAND_MAX if _cap is None else V.check_int("_cap", _cap, 1, KF.CAND_MAX)
-        self.fast_final_block = (block if _block is not None or be.name == "sim"
-                                 else KF.MAX_BLOCK)
-        r, s = self.n_rows, splits
-        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
-                  ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
-                  ("tm", np.float32, (r, s * tpt))]
-        if self.filters:
-            layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS))]
-        off = 0
-        self._layout = []
-        for name, dt, shape in layout:
-            nbytes = int(np.prod(shape)) * np.dtype(dt).itemsize
-            self._layout.append((name, dt, shape, off, nbytes))
-            off += -(-nbytes // _ALIGN) * _ALIGN
-        self.scratch_bytes = off
-        self._purpose = "sample"
+        self.plan = SamplingPlan(be, self.stream.device, self.n_rows, self.n_vocab, dtype,
+                                 filters=self.filters, splits=_splits, block=_block, cap=_cap,
+                                 path=_path)
         self._ns = be.kernels(K.build)
-        self._radix = K.RADIX_PASSES_SMALL if be.name == "sim" else K.RADIX_PASSES
-        self._nbins = 1 << max(w for _, w in self._radix)
-        self._kern = getattr(self._ns, _KERNEL_VARIANT[dtype])
-        self._param_cache: dict = {}
-        self._outputs = None
-        self._view_cache = None
-        self._fast: dict = {}
-        self._seen: dict = {}
+        self._binder = Binder()
+        self._streams: dict = {}  # (handle, device) -> Stream of a followed framework stream
         self.prewarm()
 
-    def prewarm(self) -> None:
-        """Reserve this plan's scratch on its stream and its output buffers (no-op on ``cpu``).
+    # the plan's figures, as before the split (tools read them)
+    splits = property(lambda self: self.plan.splits)
+    tpt = property(lambda self: self.plan.tpt)
+    block = property(lambda self: self.plan.block)
+    chunk = property(lambda self: self.plan.chunk)
+    scratch_bytes = property(lambda self: self.plan.scratch_bytes)
+
+    def prewarm(self, stream=None) -> None:
+        """Reserve this plan's scratch on its stream (or on ``stream``) and its output buffers.
 
         The constructor calls it; call it again after ``rocsample.scratch`` trimmed the stream,
-        or before capturing on a stream whose scratch went to an earlier graph.
+        before capturing on a stream whose scratch went to an earlier graph, or with the stream
+        a foreign capture will use (``torch.cuda.graph(g, stream=s)``) when the plan follows the
+        framework's current stream. A no-op on ``cpu`` but for the outputs.
         """
         be = self.backend
+        n = self.n_rows
         if not be.is_device:
             if self._outputs is None:
-                n = self.n_rows
                 self._outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
             return
-        from rocsample import scratch
-
-        scratch.prewarm(self.stream, {self._purpose: self.scratch_bytes})
+        st = self.stream if stream is None else be.stream(stream)
+        _pool(be).prewarm(st, {PURPOSE: self.plan.scratch_bytes})
         if self._outputs is None:
-            n = self.n_rows
             self._outputs = (be.empty((n,), np.int32, self.stream),
                              be.empty((n,), np.float32, self.stream),
                              be.empty((n,), np.int32, self.stream))
+            self._out_ptrs = tuple(be.array_span(a)[0] for a in self._outputs)
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host):
@@ -362,18 +216,6 @@ class Sampler:
             arr = self._param_cache[key] = self.backend.as_array(host, name, self.stream)
         return arr
 
-    def _views(self):
-        from rocsample import scratch
-
-        buf = scratch.request(self.stream, self.scratch_bytes, purpose=self._purpose)
-        if self._view_cache is not None and self._view_cache[0] is buf:
-            return self._view_cache[1], buf
-        views = {}
-        for name, dt, shape, off, nbytes in self._layout:
-            views[name] = buf[off:off + nbytes].view(dt).reshape(shape)
-        self._view_cache = (buf, views)
-        return views, buf
-
     def _check_logits(self, logits, dtype):
         be = self.backend
         if not (isinstance(logits, np.ndarray) or be.is_device_array(logits)
@@ -385,37 +227,172 @@ class Sampler:
         if shape != (self.n_rows, self.n_vocab):
             V.fail("logits", f"shape {(self.n_rows, self.n_vocab)} (this plan's)", shape)
 
+    def _stream_for(self, fw, kx):
+        """The stream of a call: the plan's, or (``stream=None``) the current stream of the
+        logits' framework on their device."""
+        if not self._follow or fw is None:
+            return self.stream
+        dev = kx[0][4]
+        h = _io.current_stream(fw, dev)
+        st = self._streams.get((h, dev))
+        if st is None:
+            if h == 0 and dev != self.stream.device:
+                V.fail("stream", f"a stream of device {dev} (where logits live; its default "
+                       "stream is not the current device's: pass stream= or make it current)",
+                       f"None on device {self.stream.device}")
+            st = self.backend.stream(h) if h != 0 else self.stream
+            if len(self._streams) >= 16:
+                self._streams.clear()
+            self._streams[(h, dev)] = st
+        return st
+
     def __call__(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed,
                  position, return_logprobs: bool = False, advance_position: bool = False,
                  check: bool = True, out=None, dtype: str | None = None):
         """Sample one token per row; see :func:`sample` for the parameters."""
-        be = self.backend
-        keep = (logits, temperature, top_k, top_p, min_p, seed, position, out)
-        fast_key = _fast_key(keep, (return_logprobs, advance_position, dtype)) if be.is_device else None
-        if fast_key is not None:
-            hit = self._fast.get(fast_key)
-            if hit is not None:
-                from rocsample import scratch
+        if not self.backend.is_device:
+            self._check_logits(logits, dtype)
+            return self._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
+                                  return_logprobs, advance_position, check, out, dtype, False)
+        return self._call(logits, temperature, top_k, top_p, min_p, seed, position,
+                          return_logprobs, advance_position, check, out, dtype, False, None)
 
-                buf = scratch.request(self.stream, self.scratch_bytes, purpose=self._purpose)
-                if buf is hit[0]:
-                    for launch in hit[1]:
-                        launch()
-                    _graphs.hold(self.stream, hit)  # under a capture: the graph keeps them
-                    tokens, logprobs, status = hit[2]
-                    return self._finish(tokens if out is None else out, logprobs, status,
-                                        return_logprobs, check)
-                del self._fast[fast_key]  # the stream's scratch moved (growth, trim, a graph took it)
+    def _call(self, logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
+              advance_position, check, out, dtype, fresh, stream, kx=False):
+        """One call on a device backend. ``fresh``: outputs are new arrays of this call (one-off
+        calls), else the plan's. ``stream``: a Stream forced for this call (capture, one-off
+        calls), or None. ``kx``: the logits' device_key when the caller read it already."""
+        be = self.backend
+        if kx is False:
+            logits = _io.adopt(logits)
+            kx = _io.device_key(be, logits)
+        if out is not None:
+            out = _io.adopt(out)
+        fw = None if kx is None else _io.framework_of(logits)
+        st = self._stream_for(fw, kx) if stream is None else stream
+        # ---- the key: what the launches depend on besides device addresses ----------------
+        ptrs = [None] * 10  # logits, temperature, top_k, top_p, min_p, seed, position, outputs
+        parts = [None] * 10
+        host_x = None
+        if kx is not None:
+            parts[0], ptrs[0] = kx
+        elif isinstance(logits, np.ndarray):
+            parts[0] = ("np", logits.shape, logits.dtype.str)
+            host_x = logits
+        else:
+            parts[0] = False  # not keyable
+        for i, v in enumerate((temperature, top_k, top_p, min_p), 1):
+            k = value_key(v)
+            if k is None:
+                kd = _io.device_key(be, v)
+                if kd is None:
+                    parts[0] = False
+                else:
+                    parts[i], ptrs[i] = kd
+            else:
+                parts[i] = k
+        u64 = [None, None]
+        for j, v in enumerate((seed, position)):
+            kd = _io.device_key(be, v)
+            if kd is not None:
+                parts[5 + j], ptrs[5 + j] = kd
+            else:
+                parts[5 + j] = _HOST
+                u64[j] = v
+        ko = None
+        if out is not None:
+            ko = _io.device_key(be, out)
+            if ko is None:
+                parts[0] = False
+            else:
+                parts[7], ptrs[7] = ko
+        key = None
+        if parts[0] is not False:
+            key = (st.handle, st.device, tuple(parts), return_logprobs, advance_position, dtype,
+                   fresh, fw)
+        lock = _lock_of(be, st)
+        with lock:
+            outputs = None
+            if key is not None:
+                hit = self._binder.lookup(key)
+                if hit is not None:
+                    buf = _pool(be).request(st, self.plan.scratch_bytes, PURPOSE)
+                    if buf is hit.scratch:
+                        n = self.n_rows
+                        if host_x is not None:
+                            x = be.as_array(np.ascontiguousarray(host_x), "logits", st)
+                            ptrs[0] = be.array_span(x)[0]
+                            hold = [x]
+                        else:
+                            hold = []
+                        for j, v in enumerate(u64):
+                            if v is not None:
+                                a = self._host_param(("seed", "position")[j],
+                                                     u64_rows(be, ("seed", "position")[j], v, n, st)[0])
+                                ptrs[5 + j] = be.array_span(a)[0]
+                                hold.append(a)
+                        outputs = self._outputs_for(fw, fresh, return_logprobs, st)
+                        tokens, logprobs, status = outputs[0], outputs[1], outputs[2]
+                        ptrs[7] = ptrs[7] if out is not None else outputs[3][0]
+                        ptrs[8], ptrs[9] = outputs[3][1], outputs[3][2]
+                        hit.run(tuple(ptrs))
+                        # under a capture, the graph keeps what its kernels address
+                        _graphs.hold(st, hit, hold, self._outputs)
+                        return self._finish(out if out is not None else tokens, logprobs,
+                                            status, return_logprobs, check, st)
+                    self._binder.drop(key)  # the scratch moved (growth, trim, a graph took it)
+            return self._unbound(key, fw, st, logits, temperature, top_k, top_p, min_p, seed,
+                                 position, return_logprobs, advance_position, check, out, dtype,
+                                 fresh)
+
+    def _outputs_for(self, fw, fresh, want_lp, st):
+        """(tokens, logprobs, status, their addresses) of a call: the plan's buffers (viewed in
+        ``fw``), or for ``fresh`` new arrays of the caller's framework."""
+        be = self.backend
+        n = self.n_rows
+        if not fresh:
+            o = self._wrapped.get(fw)
+            if o is None:
+                if self._outputs[0] is None:
+                    self.prewarm()
+                o = tuple(_io.wrap(fw, a, self.stream.device) for a in self._outputs)
+                o = o + (self._out_ptrs,)
+                self._wrapped[fw] = o
+            return o
+        k = 3 if want_lp else 2
+        if fw in (_io.TORCH, _io.CUPY):
+            _guard_alloc(be, st, "allocating the outputs of a one-off call")
+            buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle)
+            tokens, status = buf[:n], buf[n:2 * n]
+            if fw == _io.TORCH:
+                ptr = buf.data_ptr()
+                logprobs = (buf[2 * n:].view(sys.modules["torch"].float32) if want_lp
+                            else self._outputs[1])
+            else:
+                ptr = buf.data.ptr
+                logprobs = buf[2 * n:].view(np.float32) if want_lp else self._outputs[1]
+            lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
+            return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
+        _guard_alloc(be, st, "allocating the outputs of a one-off call")
+        buf = be.empty((k * n,), np.int32, st)
+        ptr = be.array_span(buf)[0]
+        tokens = be._allocated(buf[:n], st.device)  # (the simulator tags views' device)
+        status = be._allocated(buf[n:2 * n], st.device)
+        logprobs = (be._allocated(buf[2 * n:].view(np.float32), st.device) if want_lp
+                    else self._outputs[1])
+        lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
+        return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
+
+    def _unbound(self, key, fw, st, logits, temperature, top_k, top_p, min_p, seed, position,
+                 return_logprobs, advance_position, check, out, dtype, fresh):
+        """The full call: every check, the route, the launches; bound for the next such call."""
+        be = self.backend
         n, nv = self.n_rows, self.n_vocab
         self._check_logits(logits, dtype)
-        st = self.stream
-        if not be.is_device:
-            return self._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
-                                  return_logprobs, advance_position, check, out, dtype)
-        (temp_h, temp_d), (k_h, k_d), (p_h, p_d), (mp_h, mp_d) = _host_params(
+        (temp_h, temp_d), (k_h, k_d), (p_h, p_d), (mp_h, mp_d) = host_params(
             be, n, temperature, top_k, top_p, min_p, st)
-        seed_v, seed_dev = _u64_rows(be, "seed", seed, n, st)
-        pos_v, pos_dev = _u64_rows(be, "position", position, n, st)
+        seed_v, seed_dev = u64_rows(be, "seed", seed, n, st)
+        pos_v, pos_dev = u64_rows(be, "position", position, n, st)
         if advance_position and not pos_dev:
             V.fail("position", "a device array when advance_position=True",
                    "a host value (it could not be advanced in place)")
@@ -436,133 +413,50 @@ class Sampler:
                           ("min_p", mp_d), ("seed", seed_v if seed_dev else None),
                           ("position", pos_v if pos_dev else None)):
             if arr is not None:
-                self._check_array_device(name, arr)
-        need_k, need_p = self._check_filters(nv, k_h, k_d, p_h, p_d)
-        need_mp = mp_d is not None or bool((mp_h > 0).any())
-        if need_p and nv > K.MAX_VOCAB_TOP_P:
-            V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)",
-                   nv)
+                self._check_array_device(name, arr, st)
+        route = _router.route(self.plan, _router.Host(temp_h, k_h, p_h, mp_h), self.order)
         dev = {}
         for name, h, d in (("temperature", temp_h, temp_d), ("top_k", k_h, k_d),
                            ("top_p", p_h, p_d), ("min_p", mp_h, mp_d)):
             dev[name] = d if d is not None else self._host_param(name, h)
         seed_a = seed_v if seed_dev else self._host_param("seed", seed_v)
         pos_a = pos_v if pos_dev else self._host_param("position", pos_v)
+        tok_dev = None
         if out is not None:
-            tokens = be.as_array(out, "out", st, copy_host=False)
-            if tuple(tokens.shape) != (n,) or str(tokens.dtype) != "int32":
+            tok_dev = be.as_array(out, "out", st, copy_host=False)
+            if tuple(tok_dev.shape) != (n,) or str(tok_dev.dtype) != "int32":
                 V.fail("out", f"an int32 device array of shape ({n},)", V.describe(out), TypeError)
-            self._check_array_device("out", tokens)
-        else:
-            tokens = self._outputs[0]
-        logprobs, status = self._outputs[1], self._outputs[2]
-        w, buf = self._views()
-        kn = self._kern
-        S, B, FB = self.splits, self.block, self.final_block
-        vllm = 1 if self.order == "vllm" else 0
-        want_lp = 1 if return_logprobs else 0
-        rows_grid = max(1, -(-n // B))
-        L = []  # (kernel, grid, block, args): the whole call, in stream order
-        route = self._route(nv, temp_h, k_h, p_h, mp_h)
-        if route is not None:
-            draw, any_topk = route
-            L.append((kn.fast.partials(draw, want_lp), (S, n), B,
-                      (x, nv, self.chunk, dev["temperature"], dev["top_k"], seed_a, pos_a,
-                       self.tpt, w["pf"], w["pi"], w["tm"])))
-            L.append((kn.fast._sample_finalize_fast_kernel, n, self.fast_final_block,
-                      (x, nv, S, self.chunk, self.tpt, self.cap, dev["temperature"],
-                       dev["top_k"], dev["top_p"], dev["min_p"], vllm, seed_a, pos_a, want_lp,
-                       1 if any_topk else 0, w["pf"], w["pi"], w["tm"], tokens, logprobs,
-                       status)))
-        else:
-            self._general(L, kn, x, nv, n, S, B, FB, rows_grid, vllm, want_lp, dev, seed_a,
-                          pos_a, w, tokens, logprobs, status, need_k, need_p, need_mp)
-        if advance_position:
-            L.append((self._ns._advance_position_kernel, rows_grid, B, (pos_a, n)))
+            self._check_array_device("out", tok_dev, st)
+        buf = _pool(be).request(st, self.plan.scratch_bytes, PURPOSE)
+        w = self.plan.views(buf)
+        outputs = self._outputs_for(fw, fresh, return_logprobs, st)
+        tokens, logprobs, status = (be.as_array(a, "outputs", st, copy_host=False)
+                                    if a is not self._outputs[i] else a
+                                    for i, a in enumerate(outputs[:3]))
+        if tok_dev is not None:
+            tokens = tok_dev
+        ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
+                               seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
+                               bool(advance_position))
+        L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)
         # under a capture, the graph keeps what its kernels address (cached parameter copies,
         # outputs) however this plan's caches change later
         _graphs.hold(st, L)
-        result = tokens if out is None else out  # the caller's own object, not our view of it
-        if fast_key is not None and be.name != "sim":
-            # bound on the second call with the same arguments: binding costs a millisecond,
-            # and a key seen once (a host position that changes every step) never pays it
-            if self._seen.pop(fast_key, False):
-                self._remember(fast_key, buf, L, (tokens, logprobs, status), keep)
-            else:
-                if len(self._seen) >= 4 * _FAST_ENTRIES:
-                    self._seen.clear()
-                self._seen[fast_key] = True
-        return self._finish(result, logprobs, status, return_logprobs, check)
+        if key is not None:
+            slots = [x, temp_d, k_d, p_d, mp_d, seed_a, pos_a, tokens, logprobs, status]
+            self._binder.offer(key, be, st, L, slots, scratch=buf)
+        return self._finish(out if out is not None else outputs[0], outputs[1], outputs[2],
+                            return_logprobs, check, st)
 
-    def _check_array_device(self, name, arr):
+    def _check_array_device(self, name, arr, st=None):
         """A device array argument must live on the stream's device (no cross-device reads)."""
+        st = self.stream if st is None else st
         d = self.backend.array_device(arr)
-        if d != self.stream.device:
-            V.fail(name, f"an array on device {self.stream.device} (the stream's)",
+        if d != st.device:
+            V.fail(name, f"an array on device {st.device} (the stream's)",
                    f"an array on device {d}")
-
-    def _check_filters(self, nv, k_h, k_d, p_h, p_d):
-        """(need_k, need_p); a plan built with ``filters=False`` refuses rows that need them."""
-        need_k = k_d is not None or bool(((k_h > 0) & (k_h < nv)).any())
-        need_p = p_d is not None or bool((p_h < 1).any())
-        if (need_k or need_p) and not self.filters:
-            V.fail("top_k/top_p", "no top-k/top-p on a plan built with filters=False",
-                   "an active filter")
-        return need_k, need_p
-
-    def _route(self, nv, temp_h, k_h, p_h, mp_h):
-        """(draw, any_topk) when the two-kernel fast path serves every row, else None.
-
-        Needs host parameters (the kernels are chosen from them) and each row greedy,
-        temperature-only, or with ``0 < top_k <= KCAP`` (any top_p / min_p / order).
-        """
-        if not self._fast_ok or temp_h is None or k_h is None or p_h is None or mp_h is None:
-            if self._path == "fast":
-                V.fail("_path", "host parameters for the fast path", "a device parameter array")
-            return None
-        greedy = temp_h == 0
-        kon = (k_h > 0) & (k_h < nv)
-        topk = ~greedy & kon & (k_h <= KF.KCAP)
-        race = ~greedy & ~kon & (p_h >= 1) & (mp_h <= 0)
-        if not bool((greedy | topk | race).all()):
-            if self._path == "fast":
-                V.fail("_path", "rows the fast path serves", "a top_p/min_p row without top_k")
-            return None
-        return bool(race.any()), bool(topk.any())
-
-    def _general(self, L, kn, x, nv, n, S, B, FB, rows_grid, vllm, want_lp, dev, seed_a, pos_a,
-                 w, tokens, logprobs, status, need_k, need_p, need_mp):
-        """The general path's launches (stats, radix selects, draw) appended to ``L``."""
-        L.append((kn._sample_partials_kernel, (S, n), B,
-                  (x, nv, self.chunk, dev["temperature"], dev["top_k"], dev["top_p"],
-                   dev["min_p"], seed_a, pos_a, want_lp, w["pf"], w["pi"])))
-        need_sel = need_k or need_p
-        hn = w["hist_n"] if need_sel else w["si"]
-        hq = w["hist_q"] if need_sel else w["si"]
-        L.append((kn._sample_finalize_kernel, n, FB,
-                  (x, nv, S, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"], vllm,
-                   w["pf"], w["pi"], tokens, logprobs, status, w["si"], w["sf"],
-                   self._nbins if need_sel else 0, hn, hq)))
-        if need_sel:
-            phases = ([False] if need_k else []) + ([True] if need_p else [])
-            for is_p in phases:
-                if is_p:
-                    L.append((kn._select_begin_kernel, rows_grid, B, (dev["top_p"], nv, w["si"])))
-                for pi_, (shift, width) in enumerate(self._radix):
-                    first = pi_ == 0
-                    last = pi_ == len(self._radix) - 1
-                    L.append((kn._select_hist_kernel, (S, n), B,
-                              (x, nv, self.chunk, shift, width, first, w["si"], w["sf"], hn, hq)))
-                    L.append((kn._select_step_kernel, n, FB,
-                              (nv, width, first, last, dev["top_p"], w["si"], w["sf"], hn, hq)))
-                L.append((kn._tie_cut_kernel, n, FB, (x, nv, w["si"], w["sf"])))
-        if need_k or need_p or need_mp:
-            L.append((kn._draw_partials_kernel, (S, n), B,
-                      (x, nv, self.chunk, seed_a, pos_a, w["si"], w["sf"], w["pf"], w["pi"])))
-            L.append((kn._draw_finalize_kernel, n, FB,
-                      (x, nv, S, w["si"], w["sf"], w["pf"], w["pi"], tokens, logprobs, status)))
 
     def capture(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
                 return_logprobs: bool = False, advance_position: bool = True, out=None):
@@ -572,11 +466,13 @@ class Sampler:
         inputs, refilled between replays by stream-ordered copies
         (:func:`rocsample.graphs.copy_to_device`). With ``advance_position=True`` every replay
         increments the device positions after its draw. Scalar filter parameters are baked in.
+        The capture runs on the plan's stream (torch or CuPy logits included).
 
         Returns
         -------
         rocsample.graphs.Graph
-            With ``outputs = (tokens, logprobs, status)``, device arrays the replays write.
+            With ``outputs = (tokens, logprobs, status)``, device arrays the replays write (in
+            the logits' framework).
 
         Raises
         ------
@@ -598,28 +494,32 @@ class Sampler:
             if not be.is_device_array(v) if be.is_device else not isinstance(v, np.ndarray):
                 V.fail(name, "a device array (a graph input refilled between replays)",
                        V.describe(v), TypeError)
-        kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p, seed=seed,
-                  position=position, return_logprobs=return_logprobs, out=out, check=False)
+        args = (logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs)
         self.prewarm()
-        self(logits, advance_position=False, **kw)  # compiles and puts host parameters on device
+        if be.is_device:
+            # compiles and puts host parameters on device
+            self._call(*args, False, False, out, None, False, self.stream)
+        else:
+            self(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
+                 seed=seed, position=position, return_logprobs=return_logprobs,
+                 advance_position=False, check=False, out=out)
         self.prewarm()
         with graphs.capture(self.stream) as g:
-            res = self(logits, advance_position=advance_position, **kw)
-        g.outputs = (res[0], self._outputs[1], res[-1])
+            if be.is_device:
+                res = self._call(*args, advance_position, False, out, None, False, self.stream)
+            else:
+                res = self(logits, temperature=temperature, top_k=top_k, top_p=top_p,
+                           min_p=min_p, seed=seed, position=position,
+                           return_logprobs=return_logprobs, advance_position=advance_position,
+                           check=False, out=out)
+        lp = self._outputs[1] if not be.is_device else \
+            self._outputs_for(_io.framework_of(_io.adopt(logits)), False, False, self.stream)[1]
+        g.outputs = (res[0], lp, res[-1])
         return g
 
-    def _remember(self, key, buf, launches, outputs, keep) -> None:
-        """Keep this call's launches, bound, for the next call with the same arguments."""
-        if len(self._fast) >= _FAST_ENTRIES:
-            self._fast.clear()
-        be, st = self.backend, self.stream
-        bound = [be.bind(k, g, b, st, *a) for k, g, b, a in launches]
-        # `keep` holds every object whose identity is in the key, so no id is reused meanwhile
-        self._fast[key] = (buf, bound, outputs, keep)
-
-    def _finish(self, tokens, logprobs, status, return_logprobs, check):
+    def _finish(self, tokens, logprobs, status, return_logprobs, check, st=None):
         if check:
-            st_h = np.asarray(self.backend.to_host(status, self.stream))
+            st_h = _status_to_host(self.backend, status, self.stream if st is None else st)
             bad = np.flatnonzero(st_h != K.STATUS_OK)
             if bad.size:
                 rows = [int(r) for r in bad]
@@ -631,7 +531,7 @@ class Sampler:
         return (tokens, logprobs, status) if return_logprobs else (tokens, status)
 
     def _call_cpu(self, logits, temperature, top_k, top_p, min_p, seed, position,
-                  return_logprobs, advance_position, check, out, dtype):
+                  return_logprobs, advance_position, check, out, dtype, fresh):
         from rocsample.reference import sampling as R
 
         n = self.n_rows
@@ -640,11 +540,11 @@ class Sampler:
             V.fail("logits", "a NumPy array (the cpu backend has no device memory)",
                    V.describe(logits), TypeError)
         # the same checks as the device path (device arrays refused, naming the argument)
-        (temperature, _), (top_k, _), (top_p, _), (min_p, _) = _host_params(
+        (temperature, _), (top_k, _), (top_p, _), (min_p, _) = host_params(
             be, n, temperature, top_k, top_p, min_p, self.stream)
-        self._check_filters(self.n_vocab, top_k, None, top_p, None)
-        _u64_rows(be, "seed", seed, n, self.stream)  # validate now, read at run time
-        _u64_rows(be, "position", position, n, self.stream)
+        _router.check_filters(self.filters, self.n_vocab, top_k, top_p)
+        u64_rows(be, "seed", seed, n, self.stream)  # validate now, read at run time
+        u64_rows(be, "position", position, n, self.stream)
         if advance_position and not isinstance(position, np.ndarray):
             V.fail("position", "a NumPy array when advance_position=True on the cpu backend",
                    V.describe(position))
@@ -655,16 +555,20 @@ class Sampler:
             out = np.asarray(out)
             if out.shape != (n,) or out.dtype != np.int32:
                 V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
-        if self._outputs is None:
-            self._outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
-        tokens = out if out is not None else self._outputs[0]
-        logprobs, status = self._outputs[1], self._outputs[2]
+        if fresh:  # a one-off call's own outputs: no other call (thread) writes them
+            outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
+        else:
+            if self._outputs is None:
+                self.prewarm()
+            outputs = self._outputs
+        tokens = out if out is not None else outputs[0]
+        logprobs, status = outputs[1], outputs[2]
 
         def work():
             # seeds and positions are read when the work runs, so graph replays see the values
             # copied in between (the emulated capture records this closure)
-            seed_v, _ = _u64_rows(self.backend, "seed", seed, n, self.stream)
-            pos_v, _ = _u64_rows(self.backend, "position", position, n, self.stream)
+            seed_v, _ = u64_rows(self.backend, "seed", seed, n, self.stream)
+            pos_v, _ = u64_rows(self.backend, "position", position, n, self.stream)
             tok, lp, stat, _ = R.sample_with_margin(
                 logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
                 seed=seed_v, position=pos_v, order=self.order, dtype=dtype)
@@ -676,6 +580,21 @@ class Sampler:
 
         self.backend.enqueue(self.stream, work)
         return self._finish(tokens, logprobs, status, return_logprobs, check)
+
+
+def _guard_alloc(be, st, what: str) -> None:
+    """Refuse an allocation while a capture that forbids it is active (before the driver)."""
+    be.check_not_capturing(st, what)
+
+
+def _status_to_host(be, status, st) -> np.ndarray:
+    fw = _io.framework_of(status)
+    if fw is None:
+        return np.asarray(be.to_host(status, st))
+    be.synchronize(st)  # our kernels ran on `st`, which the framework's copy does not wait for
+    if fw == _io.TORCH:
+        return status.cpu().numpy()
+    return status.get()
 
 
 def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
@@ -695,29 +614,59 @@ def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     return name, tuple(int(d) for d in logits.shape)
 
 
-def _plan_for(logits, dtype, stream, order, splits=None, block=None, cap=None,
-              path=None) -> Sampler:
+def _plan_for(logits, kx, dtype, stream, order, splits=None, block=None, cap=None, path=None):
+    """(the cached plan, the stream) of a one-off call's (shape, dtype, stream, order, path).
+
+    ``stream=None`` with torch or CuPy logits is the framework's current stream of the logits'
+    device (read per call, cheaply); ``kx`` is the logits' :func:`interop.device_key` answer.
+    """
+    be = _backend()
+    st = None
+    if stream is None and kx is not None:
+        fw = _io.framework_of(logits)
+        if fw is not None:
+            dev = kx[0][4]
+            h = _io.current_stream(fw, dev)
+            sk = (id(be), h, dev)
+            st = _STREAMS.get(sk)
+            if st is None:
+                st = be.stream(h) if h != 0 else be.stream(None)
+                if st.device != dev:
+                    V.fail("stream", f"a stream of device {dev} (where logits live; its default "
+                           "stream is not the current device's: pass stream= or make it current)",
+                           f"None on device {st.device}")
+                if len(_STREAMS) >= 64:
+                    _STREAMS.clear()
+                _STREAMS[sk] = st
+    if st is None:
+        st = be.stream(stream)
+    if kx is not None:
+        shape_dtype = (kx[0][1], kx[0][3])  # torch.Size / tuple and the framework's dtype
+    elif isinstance(logits, np.ndarray):
+        shape_dtype = (logits.shape, logits.dtype.str)
+    else:
+        shape_dtype = None
+    key = (id(be), shape_dtype, dtype, st.device, st.handle, order, splits, block, cap, path)
+    plan = _PLANS.get(key) if shape_dtype is not None else None
+    if plan is not None:
+        return plan, st
     name, (n_rows, n_vocab) = _logits_kind(logits, dtype)
     if n_vocab < 1:
         V.fail("logits", "at least one column (n_vocab >= 1)", f"shape {(n_rows, n_vocab)}")
     if n_rows < 1:
         V.fail("logits", "at least one row", f"shape {(n_rows, n_vocab)}")
-    be = _backend()
-    st = be.stream(stream)
-    # one-off calls reuse a plan per shape and stream: its scratch, kernels and bound launches
-    key = (id(be), n_rows, n_vocab, name, st.device, st.handle, order, splits, block, cap, path)
+    plan = Sampler(n_rows, n_vocab, name, stream=st, order=order, _splits=splits,
+                   _block=block, _cap=cap, _path=path)
+    if shape_dtype is None:
+        return plan, st
     with _PLANS_LOCK:
-        plan = _PLANS.get(key)
-    if plan is None:
-        plan = Sampler(n_rows, n_vocab, name, stream=st, order=order, _splits=splits,
-                       _block=block, _cap=cap, _path=path)
-        with _PLANS_LOCK:
-            if len(_PLANS) >= _PLAN_ENTRIES:
-                _PLANS.clear()
-            _PLANS[key] = plan
-    return plan
+        plan = _PLANS.setdefault(key, plan)
+        while len(_PLANS) > _PLAN_ENTRIES:
+            _PLANS.pop(next(iter(_PLANS)))
+    return plan, st
 
 
+_STREAMS: dict = {}  # (backend id, handle, device) -> Stream of a framework's current stream
 _PLANS: dict = {}
 _PLANS_LOCK = threading.Lock()
 _PLAN_ENTRIES = 16
@@ -796,24 +745,18 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     """
     if order not in _ORDERS:
         V.fail("order", "'llama' or 'vllm'", V.describe(order))
-    plan = _plan_for(logits, dtype, stream, order, _splits, _block, _cap, _path)
-    be = plan.backend
-    res = plan(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
-               seed=seed, position=position, return_logprobs=return_logprobs,
-               advance_position=advance_position, check=check, out=out, dtype=dtype)
-    # one-off results are the caller's, never the cached plan's buffers: copied (stream-ordered)
-    if not isinstance(res, tuple):
-        return res if out is not None else _fresh_copy(be, res, plan.stream)
-    head = res[0] if out is not None else _fresh_copy(be, res[0], plan.stream)
-    return (head,) + tuple(_fresh_copy(be, a, plan.stream) for a in res[1:])
-
-
-def _fresh_copy(be, a, st):
+    logits = _io.adopt(logits)
+    be = _backend()
+    kx = _io.device_key(be, logits) if be.is_device else None
+    plan, st = _plan_for(logits, kx, dtype, stream, order, _splits, _block, _cap, _path)
     if not be.is_device:
-        return np.array(a, copy=True)
-    c = be.empty(a.shape, a.dtype, st)
-    be.enqueue(st, lambda: c.copy_to_device(a, stream=st.numba))
-    return c
+        plan._check_logits(logits, dtype)
+        return plan._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
+                              return_logprobs, advance_position, check, out, dtype, True)
+    # one-off results are the caller's: outputs made for this call (no other call or thread
+    # shares them), in the logits' framework
+    return plan._call(logits, temperature, top_k, top_p, min_p, seed, position,
+                      return_logprobs, advance_position, check, out, dtype, True, st, kx)
 
 
 def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=None, stream=None,

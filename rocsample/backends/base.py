@@ -268,14 +268,36 @@ class Backend(abc.ABC):
     def launch(self, kernel, grid, block, stream: Stream, *args) -> None:
         self.runtime.enqueue(stream, lambda: kernel[grid, block, stream.numba](*args))
 
-    def bind(self, kernel, grid, block, stream: Stream, *args) -> Callable[[], None]:
+    def bind(self, kernel, grid, block, stream: Stream, *args) -> EmulatedBound:
         """A launch resolved once: calling the result launches ``kernel`` again with ``args``.
 
-        The arguments are captured as they are now (array addresses, scalar values). GPU
-        backends skip numba's per-call typing and argument marshalling; elsewhere it is a
-        plain :meth:`launch`.
+        The arguments are captured as they are now (array addresses, scalar values); the data
+        address of each array argument sits in a cell (``BoundLaunch.cells``) that
+        :mod:`rocsample.binder` rewrites to point the launch at another array of the same layout.
+        GPU backends skip numba's per-call typing and argument marshalling (one driver call per
+        launch); the emulated backends rebuild each re-pointed array argument at its new
+        address and make a plain :meth:`launch`.
         """
-        return lambda: self.launch(kernel, grid, block, stream, *args)
+        return EmulatedBound(self, kernel, grid, block, stream, args)
+
+    def array_span(self, arr) -> tuple[int, int, int] | None:
+        """(data address, lowest byte, one past the highest byte) of a device array, or None.
+
+        Used when binding, to tell which bound array arguments are views of which caller array.
+        """
+        return None
+
+    def array_layout(self, arr):
+        """(dtype, shape, byte strides) of a device array (what ``array_at`` rebuilds)."""
+        raise TypeError(f"the {self.name} backend has no device arrays")
+
+    def array_at(self, address: int, layout):
+        """An array of ``layout`` (``array_layout``'s answer) whose data starts at ``address``.
+
+        Emulated backends only (their "device" memory is host memory): a bound launch re-pointed
+        at another array is rebuilt from the new address, as a driver launch would read it.
+        """
+        raise TypeError(f"the {self.name} backend cannot rebuild arrays from addresses")
 
     def enqueue(self, stream: Stream, fn: Callable[[], None]) -> None:
         self.runtime.enqueue(stream, fn)
@@ -294,3 +316,47 @@ class Backend(abc.ABC):
                 "(Sampler / its capture()) or call it outside capture"
             )
 
+
+class Cell:
+    """A mutable data address (what a ctypes ``c_int64`` cell is on GPU backends)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+class EmulatedBound:
+    """A bound launch of an emulated backend (sim): re-pointed array arguments are rebuilt at
+    their new address (``Backend.array_at``) and launched through ``Backend.launch``.
+
+    ``cells`` holds one data address per array argument, in argument order; ``release(k)`` drops
+    the Python reference to the k-th array argument (the binder does so for caller arrays, whose
+    memory the caller owns); from then on that argument is always rebuilt from its cell.
+    """
+
+    def __init__(self, be: Backend, kernel, grid, block, stream: Stream, args) -> None:
+        self._be = be
+        self._launch = (kernel, grid, block, stream)
+        self._args = list(args)
+        self._arrays: list[list] = []  # [position in args, cell, address bound, array or None, layout]
+        self.cells: list[Cell] = []
+        for j, a in enumerate(args):
+            span = None if isinstance(a, (bool, int, float, np.generic)) else be.array_span(a)
+            if span is not None:
+                cell = Cell(span[0])
+                self.cells.append(cell)
+                self._arrays.append([j, cell, span[0], a, be.array_layout(a)])
+
+    def release(self, k: int) -> None:
+        entry = self._arrays[k]
+        entry[3] = None
+        self._args[entry[0]] = None
+
+    def __call__(self) -> None:
+        args = self._args[:]
+        for j, cell, bound, obj, layout in self._arrays:
+            if obj is None or cell.value != bound:
+                args[j] = self._be.array_at(cell.value, layout)
+        kernel, grid, block, stream = self._launch
+        self._be.launch(kernel, grid, block, stream, *args)

@@ -88,13 +88,18 @@ class GpuBackend(NumbaBackend):
             return self.runtime.current_device()
         return self.runtime.pointer_device(ptr)
 
-    def bind(self, kernel, grid, block, stream, *args):
+    def bind(self, kernel, grid, block, stream, *args) -> "DriverBound":
         """Resolve the specialised kernel and marshal its arguments once; launch by the driver.
 
         numba's dispatcher types every argument and rebuilds the parameter buffer on each call
-        (tens of microseconds); a decode loop calls the same kernels with the same buffers, so
-        this keeps one packed ``void*[]`` per launch and calls ``cuLaunchKernel`` directly.
+        (tens of microseconds); a decode loop calls the same kernels with the same layouts, so
+        this keeps one packed ``void*[]`` per launch and calls ``cuLaunchKernel`` directly. The
+        data address of each array argument is one ``c_int64`` cell of that buffer
+        (``DriverBound.cells``): writing it re-points the launch (numba packs an array as meminfo,
+        parent, size, itemsize, data, shape..., strides...).
         """
+        from numba.core import types as nbtypes
+
         grid = _dim3(grid)
         block = _dim3(block)
         with self.cuda.gpus[stream.device]:
@@ -103,11 +108,23 @@ class GpuBackend(NumbaBackend):
             func = self.vendor.kernel_function(compiled)
             packed: list = []
             retr: list = []
+            data_at: list = []  # (index of the data address in packed, that address)
             for ty, val in zip(compiled.argument_types, args):
+                start = len(packed)
                 compiled._prepare_args(ty, val, stream.numba, retr, packed)
+                if isinstance(ty, nbtypes.Array):
+                    span = self.array_span(val)
+                    data_at.append((start + 4, None if span is None else span[0]))
         cvals = [_as_ctype(v) for v in packed]
         params = (ctypes.c_void_p * max(1, len(cvals)))(*[ctypes.addressof(c) for c in cvals])
-        keep = (cvals, params, args, retr)  # the packed values must outlive every launch
+        cells = []
+        for at, want in data_at:
+            if want is None or at >= len(cvals) or int(cvals[at].value or 0) != want:
+                cells = None  # not numba's packing as we know it: this launch is never re-pointed
+                break
+            cells.append(cvals[at])
+        arrays = [a for a, ty in zip(args, compiled.argument_types) if isinstance(ty, nbtypes.Array)]
+        keep = [cvals, params, arrays, retr]  # the packed values must outlive every launch
         handle = stream.handle
         addr = ctypes.addressof(params)
         native = self.vendor.native_calls()
@@ -119,21 +136,43 @@ class GpuBackend(NumbaBackend):
             g0, g1, g2 = grid
             b0, b1, b2 = block
 
-            def run_native(_keep=keep):
+            def run(_keep=keep):
                 err = lk(f_c, g0, g1, g2, b0, b1, b2, 0, h_c, p_c, None)
                 if err != 0:
                     raise RuntimeError(f"{self.vendor.native[1]} failed: error {err}")
+        else:
+            launch = self.runtime.drv.cuLaunchKernel
 
-            return run_native
+            def run(_keep=keep):
+                err = launch(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+                             handle, addr, 0)
+                if int(err[0] if isinstance(err, tuple) else err) != 0:
+                    raise RuntimeError(f"cuLaunchKernel failed: {err!r}")
 
-        launch = self.runtime.drv.cuLaunchKernel
+        return DriverBound(run, cells, arrays)
 
-        def run(_keep=keep):
-            err = launch(func, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, handle, addr, 0)
-            if int(err[0] if isinstance(err, tuple) else err) != 0:
-                raise RuntimeError(f"cuLaunchKernel failed: {err!r}")
 
-        return run
+class DriverBound:
+    """A launch bound by :meth:`GpuBackend.bind`: ``run()`` (or calling it) is one driver launch.
+
+    ``cells``: the ``c_int64`` data address of each array argument in the packed parameters, in
+    argument order (None when numba's packing was not recognised: never re-pointed).
+    ``release(k)`` drops the Python reference to the k-th array argument: the caller owns that
+    memory, and a launch re-pointed on every call needs only its address.
+    """
+
+    __slots__ = ("run", "cells", "_arrays")
+
+    def __init__(self, run, cells, arrays) -> None:
+        self.run = run
+        self.cells = cells
+        self._arrays = arrays
+
+    def __call__(self) -> None:
+        self.run()
+
+    def release(self, k: int) -> None:
+        self._arrays[k] = None
 
 
 def _dim3(d) -> tuple[int, int, int]:

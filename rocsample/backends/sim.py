@@ -6,6 +6,7 @@ The simulator is chosen when ``numba.cuda`` is first imported (``NUMBA_ENABLE_CU
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 import threading
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..errors import BackendUnavailable
 from .emulated import EmulatedRuntime
-from .numba_arrays import NumbaBackend
+from .numba_arrays import NumbaBackend, span
 
 
 class _SimCuda:
@@ -106,6 +107,27 @@ class SimBackend(NumbaBackend):
     def _allocated(self, arr, device: int):
         arr._rocsample_device = device  # the simulator's arrays have no device of their own
         return arr
+
+    def array_span(self, arr):
+        a = getattr(arr, "_ary", None) if self._is_own_array(arr) else None
+        if a is None:
+            return super().array_span(arr)
+        return span(int(a.__array_interface__["data"][0]), a.shape, a.strides, a.itemsize)
+
+    def array_layout(self, arr):
+        a = arr._ary
+        return (a.dtype, a.shape, a.strides)
+
+    def array_at(self, address: int, layout):
+        # the simulator's device memory is host memory: a view of the bytes at `address`
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        dtype, shape, strides = layout
+        ptr, lo, hi = span(address, shape, strides, dtype.itemsize)
+        if hi == lo:
+            return FakeCUDAArray(np.empty(shape, dtype))
+        buf = (ctypes.c_char * (hi - lo)).from_address(lo)
+        return FakeCUDAArray(np.ndarray(shape, dtype, buffer=buf, offset=ptr - lo, strides=strides))
 
     def array_device(self, arr) -> int:
         # the device the array was allocated for (as_array / empty); others (views, arrays made

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import rocsample.sampling as rs
+from rocsample import sampling_plan
 from rocsample.errors import SamplingError
 from rocsample.reference import philox
 from rocsample.reference import sampling as R
@@ -122,7 +123,7 @@ def test_split_count_never_changes_tokens(backend, sizes, rng, order):
                   min_p=0.01, temperature=0.9)
     seed = rng.integers(0, 2**63, rows)
     results = []
-    for splits in (1, 2, 3, 7, min(rs._MAX_SPLITS, vocab)):
+    for splits in (1, 2, 3, 7, min(sampling_plan._MAX_SPLITS, vocab)):
         tok, lp = rs.sample(lg, seed=seed, position=2, order=order, return_logprobs=True,
                             _splits=splits, _block=sizes["block"], **params)
         results.append(compare(backend, lg, tok, lp, seed=seed, position=2, order=order, **params))

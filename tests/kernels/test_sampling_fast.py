@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import rocsample.sampling as rs
+from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
 from tests.kernels.test_sampling import (
     _fast_sim_barriers,  # noqa: F401 (autouse fixture)
@@ -116,13 +117,18 @@ def test_routing(backend, shape, rng):
     with pytest.raises(ValueError, match="_path"):
         rs.sample(wide, seed=0, position=0, top_k=KF.KCAP + 1, temperature=1.0, _path="fast",
                   _block=shape["block"])
-    plan = rs.Sampler(2, 40, "float32", _block=shape["block"])
-    assert plan._route(40, np.zeros(2, np.float32), np.zeros(2, np.int64),
-                       np.ones(2, np.float32), np.zeros(2, np.float32)) == (False, False)
-    assert plan._route(40, np.ones(2, np.float32), np.array([5, 0]), np.ones(2, np.float32),
-                       np.zeros(2, np.float32)) == (True, True)
-    assert plan._route(40, np.ones(2, np.float32), np.array([0, 0]),
-                       np.array([0.5, 1.0], np.float32), np.zeros(2, np.float32)) is None
+    plan = rs.Sampler(2, 40, "float32", _block=shape["block"]).plan
+
+    def route(t, k, p, mp):
+        r = router.route(plan, router.Host(t, k, p, mp))
+        return (r.draw, r.any_topk) if r.fast else None
+
+    assert route(np.zeros(2, np.float32), np.zeros(2, np.int64),
+                 np.ones(2, np.float32), np.zeros(2, np.float32)) == (False, False)
+    assert route(np.ones(2, np.float32), np.array([5, 0]), np.ones(2, np.float32),
+                 np.zeros(2, np.float32)) == (True, True)
+    assert route(np.ones(2, np.float32), np.array([0, 0]),
+                 np.array([0.5, 1.0], np.float32), np.zeros(2, np.float32)) is None
 
 
 def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():

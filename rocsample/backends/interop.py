@@ -1,0 +1,293 @@
+"""The caller's framework (SPEC §1): torch, CuPy, numba, ``__cuda_array_interface__``, DLPack.
+
+Three things per framework, each imported lazily (torch or CuPy only when the input is theirs,
+found through ``sys.modules``, never imported here):
+
+* **reading** an argument cheaply: :func:`device_key` answers ``(key, data address)`` for a
+  device array from the framework's own attributes — torch ``data_ptr()`` / ``shape`` /
+  ``stride()`` / ``dtype`` / ``get_device()``, CuPy ``data.ptr``, numba ``gpu_data`` — and
+  builds ``__cuda_array_interface__`` only for other objects (it costs microseconds);
+* **the current stream** (:func:`current_stream`): torch's ``current_stream()`` of the tensor's
+  device, CuPy's ``get_current_stream()``; everything else has none (the backend default);
+* **outputs in kind**: :func:`empty` allocates in the caller's framework (torch's and CuPy's
+  stream-aware caching allocators), :func:`wrap` views a backend array zero-copy in it.
+
+:func:`as_cai` turns a torch tensor or a DLPack producer into a ``__cuda_array_interface__``
+description numba can view (without torch's own interface, which refuses bfloat16 and tensors
+that require grad).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+import numpy as np
+
+#: framework tags (the first element of every key this module makes)
+TORCH, CUPY, NUMBA, SIM, CAI, DLPACK = "torch", "cupy", "numba", "sim", "cai", "dlpack"
+
+_UNKNOWN = object()
+_readers: dict = {}  # type -> reader(be, value) -> (key, address) | None, or None: no device array
+
+
+def device_key(be, v):
+    """``(key, data address)`` of a device array ``v``, or None when ``v`` is none.
+
+    ``key`` is ``(framework, shape, strides, dtype, device, address % 16)``: what a bound launch
+    depends on besides the address (the alignment class too, since a launcher may pick a
+    vectorised kernel from it). Hashable.
+    """
+    r = _readers.get(type(v), _UNKNOWN)
+    if r is _UNKNOWN:
+        r = _learn(type(v))
+    return None if r is None else r(be, v)
+
+
+def adopt(v):
+    """A DLPack-only producer (``__dlpack__`` without ``__cuda_array_interface__``) as a NumPy
+    array (CPU memory) or a CAI holder (device memory); anything else is returned unchanged."""
+    r = _readers.get(type(v), _UNKNOWN)
+    if r is _UNKNOWN:
+        r = _learn(type(v))
+    return from_dlpack(v) if r is _dlpack_key else v
+
+
+def framework_of(v) -> str | None:
+    """TORCH or CUPY for those frameworks' arrays, else None (numba, NumPy, others)."""
+    tp = type(v)
+    t = sys.modules.get("torch")
+    if t is not None and issubclass(tp, t.Tensor):
+        return TORCH
+    c = sys.modules.get("cupy")
+    if c is not None and issubclass(tp, c.ndarray):
+        return CUPY
+    return None
+
+
+def _learn(tp):
+    t = sys.modules.get("torch")
+    c = sys.modules.get("cupy")
+    nb = sys.modules.get("numba.cuda.cudadrv.devicearray")
+    sim = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
+    if issubclass(tp, np.ndarray) or issubclass(tp, np.generic):
+        r = None
+    elif t is not None and issubclass(tp, t.Tensor):
+        r = _torch_key
+    elif c is not None and issubclass(tp, c.ndarray):
+        r = _cupy_key
+    elif sim is not None and issubclass(tp, sim.FakeCUDAArray):
+        r = _sim_key
+    elif nb is not None and issubclass(tp, getattr(nb, "DeviceNDArrayBase", ())):
+        r = _numba_key
+    elif hasattr(tp, "__cuda_array_interface__"):
+        r = _cai_key
+    elif hasattr(tp, "__dlpack__") and hasattr(tp, "__dlpack_device__"):
+        r = _dlpack_key
+    else:
+        r = None
+    _readers[tp] = r
+    return r
+
+
+def _device_of(be, v) -> int:
+    """The device of a numba / CAI array: asked (a driver query) only with several devices."""
+    multi = getattr(be, "_interop_multi", None)
+    if multi is None:
+        multi = be._interop_multi = be.runtime.device_count() > 1
+    return be.array_device(v) if multi else 0
+
+
+def _torch_key(be, t):
+    d = t.get_device()
+    if d < 0:
+        return None  # a CPU tensor is no device array
+    p = t.data_ptr()
+    return (TORCH, t.shape, t.stride(), t.dtype, d, p & 15), p
+
+
+def _cupy_key(be, a):
+    p = a.data.ptr
+    return (CUPY, a.shape, a.strides, a.dtype, a.device.id, p & 15), p
+
+
+def _numba_key(be, a):
+    g = a.gpu_data
+    p = 0 if g is None else int(g.device_pointer)
+    return (NUMBA, a.shape, a.strides, a.dtype, _device_of(be, a), p & 15), p
+
+
+def _sim_key(be, a):
+    x = a._ary
+    p = x.__array_interface__["data"][0]
+    return (SIM, x.shape, x.strides, x.dtype, be.array_device(a), p & 15), p
+
+
+def _cai_key(be, v):
+    c = v.__cuda_array_interface__
+    p = int(c["data"][0])
+    strides = c.get("strides")
+    return (CAI, tuple(c["shape"]), None if strides is None else tuple(strides), c["typestr"],
+            _device_of(be, v), p & 15), p
+
+
+def _dlpack_key(be, v):
+    arr = from_dlpack(v)
+    if isinstance(arr, np.ndarray):
+        return None
+    c = arr.__cuda_array_interface__
+    p = int(c["data"][0])
+    return (DLPACK, tuple(c["shape"]), c["strides"], c["typestr"], arr.device, p & 15), p
+
+
+# ---- conversion for numba (the unbound path) ------------------------------------------------
+
+_TORCH_TYPESTR = {"float32": "<f4", "float16": "<f2", "bfloat16": "<u2", "float64": "<f8",
+                  "int64": "<i8", "int32": "<i4", "int16": "<i2", "int8": "|i1", "uint8": "|u1",
+                  "uint16": "<u2", "uint32": "<u4", "uint64": "<u8", "bool": "|b1"}
+
+
+def as_cai(v):
+    """A ``__cuda_array_interface__`` holder for a CUDA torch tensor or a DLPack producer, or
+    None for anything else (numba reads the others' own interface). bfloat16 reads as uint16
+    bit patterns (numba has no bfloat16)."""
+    t = sys.modules.get("torch")
+    if t is not None and isinstance(v, t.Tensor):
+        if v.get_device() < 0:
+            return None
+        name = str(v.dtype)[len("torch."):]
+        ts = _TORCH_TYPESTR.get(name)
+        if ts is None:
+            return None
+        item = v.element_size()
+        shape = tuple(v.shape)
+        strides = tuple(s * item for s in v.stride())
+        return _Interface({"shape": shape, "strides": strides, "typestr": ts,
+                           "data": (v.data_ptr(), False), "version": 3}, v, v.get_device())
+    if hasattr(type(v), "__dlpack__") and not hasattr(v, "__cuda_array_interface__"):
+        arr = from_dlpack(v)
+        return None if isinstance(arr, np.ndarray) else arr
+    return None
+
+
+class _Interface:
+    """A ``__cuda_array_interface__`` and the object that owns its memory (kept alive)."""
+
+    __slots__ = ("__cuda_array_interface__", "owner", "device", "dtype", "shape")
+
+    def __init__(self, cai, owner, device) -> None:
+        self.__cuda_array_interface__ = cai
+        self.owner = owner
+        self.device = device
+        self.shape = cai["shape"]
+        self.dtype = np.dtype(cai["typestr"])
+
+
+# ---- DLPack -----------------------------------------------------------------------------------
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED, _DL_ROCM = 1, 2, 13, 10
+_DL_KIND = {0: "i", 1: "u", 2: "f", 4: "u", 6: "b"}  # int, uint, float, bfloat (as bits), bool
+
+_capsule_get = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_get.restype = ctypes.c_void_p
+_capsule_get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def from_dlpack(v):
+    """A DLPack producer as a NumPy array (CPU memory) or a CAI holder (device memory).
+
+    The capsule stays alive with the holder (its deleter runs when the holder goes), so the
+    producer's memory outlives every view of it. Raises TypeError for other devices or dtypes.
+    """
+    dev_type, dev_id = v.__dlpack_device__()
+    dev_type = int(dev_type)
+    if dev_type == _DL_CPU:
+        return np.from_dlpack(v)
+    if dev_type not in (_DL_CUDA, _DL_CUDA_MANAGED, _DL_ROCM):
+        raise TypeError(f"expected a DLPack array in CPU or GPU memory, got device type {dev_type}")
+    cap = v.__dlpack__()
+    ptr = _capsule_get(cap, b"dltensor")
+    t = _DLTensor.from_address(ptr)  # DLManagedTensor begins with its DLTensor
+    kind = _DL_KIND.get(int(t.dtype.code))
+    if kind is None or int(t.dtype.lanes) != 1:
+        raise TypeError(f"unsupported DLPack dtype (code {t.dtype.code}, lanes {t.dtype.lanes})")
+    item = int(t.dtype.bits) // 8
+    ts = f"{'|' if item == 1 else '<'}{kind}{item}"
+    nd = int(t.ndim)
+    shape = tuple(int(t.shape[i]) for i in range(nd))
+    strides = tuple(int(t.strides[i]) * item for i in range(nd)) if t.strides else None
+    data = int(t.data or 0) + int(t.byte_offset)
+    return _Interface({"shape": shape, "strides": strides, "typestr": ts,
+                       "data": (data, False), "version": 3}, cap, int(dev_id))
+
+
+# ---- streams ----------------------------------------------------------------------------------
+
+def current_stream(fw: str | None, device: int) -> int | None:
+    """The raw handle of ``fw``'s current stream on ``device``, or None (no framework rule)."""
+    if fw == TORCH:
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return int(raw(device))
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    if fw == CUPY:
+        cupy = sys.modules["cupy"]
+        try:
+            return int(cupy.cuda.get_current_stream(device).ptr)
+        except TypeError:  # older CuPy: the current device's only
+            return int(cupy.cuda.get_current_stream().ptr)
+    return None
+
+
+# ---- outputs ----------------------------------------------------------------------------------
+
+def empty(fw: str, shape, dtype, device: int, stream_handle: int):
+    """A new array in ``fw`` on ``device``, safe to write from ``stream_handle``.
+
+    torch: the caching allocator hands blocks out per stream; a block allocated on the current
+    stream but written on another is marked used there too (``record_stream``), so it is not
+    handed out again before that stream's work is done. CuPy: allocated with the call's stream
+    current (its pool keeps an arena per stream).
+    """
+    if fw == TORCH:
+        torch = sys.modules["torch"]
+        t = torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name),
+                        device=torch.device("cuda", device))
+        if stream_handle != current_stream(TORCH, device):
+            t.record_stream(torch.cuda.ExternalStream(stream_handle, device=t.device))
+        return t
+    if fw == CUPY:
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(device):
+            if stream_handle != current_stream(CUPY, device):
+                with cupy.cuda.ExternalStream(stream_handle, device):
+                    return cupy.empty(shape, dtype)
+            return cupy.empty(shape, dtype)
+    raise ValueError(f"framework: expected {TORCH!r} or {CUPY!r}, got {fw!r}")
+
+
+def wrap(fw: str | None, arr, device: int):
+    """``arr`` (a backend device array) as an array of ``fw``, zero-copy; ``arr`` itself for None."""
+    if fw == TORCH:
+        torch = sys.modules["torch"]
+        return torch.as_tensor(arr, device=torch.device("cuda", device))
+    if fw == CUPY:
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(device):
+            return cupy.asarray(arr)
+    return arr

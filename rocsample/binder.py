@@ -1,0 +1,137 @@
+"""The argument binder: pointers in, bound launches out (Sampler, one-off calls, set_rows).
+
+A launcher reduces each call to a *key*: per argument what its launches depend on apart from
+device addresses (for an array its framework, shape, strides, dtype, device and address modulo
+16, see :func:`rocsample.backends.interop.device_key`; for a host value its type and value),
+plus the stream and the flags. Launches bound for the first calls with a key serve every later
+call with it, whatever objects carry the arrays: :meth:`BoundCall.run` writes the current
+call's data addresses into the packed kernel parameters where they changed, then launches.
+
+Object identity is never part of a key, and a bound call keeps no caller array alive: the
+launcher names its *slots* (the caller's arrays: logits, seeds, outputs given by the caller,
+dst/src/idx ...), and every bound array argument whose address lies inside a slot's bytes is
+re-pointed from that slot on each call (its offset into the slot kept) and released; the other
+array arguments (the plan's own buffers: scratch views, parameter copies, outputs it owns) are
+kept alive by the bound call.
+
+Locking: a :class:`BoundCall` writes shared parameter buffers; the launcher holds one lock from
+:meth:`BoundCall.run` to the end of its launches (the sampling launchers hold their stream's
+lock, which also keeps two calls' launches on one stream from interleaving).
+"""
+
+from __future__ import annotations
+
+__all__ = ["Binder", "BoundCall", "bind_call"]
+
+#: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
+_ENTRIES = 8
+
+
+class BoundCall:
+    """The bound launches of one key, and where each slot's address goes in them.
+
+    ``run(ptrs)`` takes the current call's slot addresses in slot order (None for an absent
+    slot, which is then never addressed by the bound launches).
+    """
+
+    __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra")
+
+    def __init__(self, launches, sites, ptrs, keep, scratch, extra) -> None:
+        self.launches = launches  # callables, in stream order
+        self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
+        self.ptrs = ptrs  # the slot addresses the cells hold now
+        self.keep = keep  # the plan's own arrays the launches address (alive with this call)
+        self.scratch = scratch  # what the launcher checks before reuse (its scratch buffers)
+        self.extra = extra  # launcher data (a sampler's outputs, for instance)
+
+    def run(self, ptrs: tuple) -> None:
+        if ptrs != self.ptrs:
+            cur = self.ptrs
+            for i, p in enumerate(ptrs):
+                if p != cur[i]:
+                    for cell, off in self.sites[i]:
+                        cell.value = p + off
+            self.ptrs = ptrs
+        for launch in self.launches:
+            launch()
+
+
+def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
+    """Bind ``launches`` ([(kernel, grid, block, args)], stream order) with ``slots``.
+
+    ``slots``: the caller's arrays of this call in slot order, as backend device arrays (None
+    for an absent slot). Returns None when the call cannot be re-pointed safely: two slots whose
+    bytes overlap (one cell could not tell which to follow), or a launch whose packing is unknown.
+    """
+    spans = [None if a is None else be.array_span(a) for a in slots]
+    live = [(i, s) for i, s in enumerate(spans) if s is not None]
+    for n, (_, (_, lo, hi)) in enumerate(live):
+        for _, (_, lo2, hi2) in live[n + 1:]:
+            if lo < hi2 and lo2 < hi or (lo == lo2 and hi == hi2):
+                return None
+    sites: list[list] = [[] for _ in slots]
+    bound = []
+    keep = []
+    for kernel, grid, block, args in launches:
+        bl = be.bind(kernel, grid, block, stream, *args)
+        if bl.cells is None:
+            return None
+        for k, cell in enumerate(bl.cells):
+            p = int(cell.value)
+            # a slot's own address first: slots may be adjacent (one buffer cut in three)
+            owner = next(((i, base) for i, (base, _, _) in live if p == base), None)
+            if owner is None:
+                owner = next(((i, base) for i, (base, lo, hi) in live if lo <= p < hi), None)
+            if owner is None:
+                continue  # one of the plan's own buffers: kept alive below, never re-pointed
+            sites[owner[0]].append((cell, p - owner[1]))
+            bl.release(k)
+        bound.append(getattr(bl, "run", bl))
+        keep.append(bl)
+    ptrs = tuple(None if s is None else s[0] for s in spans)
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra)
+
+
+class Binder:
+    """A small table of :class:`BoundCall` by key; binds a key on its second call.
+
+    Binding costs about a millisecond on a GPU (numba specialises and packs every launch), so a
+    key seen once (a host value that changes every step) never pays it. Bounded: at most
+    ``entries`` bound calls (the oldest is dropped) and ``4 * entries`` remembered keys.
+    Not locked: the launcher holds its lock around lookup, run and offer.
+    """
+
+    def __init__(self, entries: int = _ENTRIES) -> None:
+        self.entries = entries
+        self._table: dict = {}
+        self._seen: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def lookup(self, key) -> BoundCall | None:
+        return self._table.get(key)
+
+    def drop(self, key) -> None:
+        self._table.pop(key, None)
+
+    def clear(self) -> None:
+        self._table.clear()
+        self._seen.clear()
+
+    def offer(self, key, be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
+        """After an unbound call with ``key``: bind it if the key was seen before, else remember it."""
+        if key in self._table:
+            return self._table[key]
+        if not self._seen.pop(key, False):
+            if len(self._seen) >= 4 * self.entries:
+                self._seen.clear()
+            self._seen[key] = True
+            return None
+        call = bind_call(be, stream, launches, slots, scratch, extra)
+        if call is None:
+            return None
+        while len(self._table) >= self.entries:
+            self._table.pop(next(iter(self._table)))
+        self._table[key] = call
+        return call

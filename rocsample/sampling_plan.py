@@ -1,0 +1,112 @@
+"""A sampling plan: shapes, splits, block sizes and the scratch layout of one logits shape.
+
+Pure arithmetic over (n_rows, n_vocab, dtype) and the device (wavefront size, compute units):
+no arrays of the caller, no routing. The router (:mod:`rocsample.sampling_router`) reads these
+fields to build its launches; :class:`rocsample.Sampler` owns one plan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rocsample import _validate as V
+from rocsample.kernels import sampling as K
+from rocsample.kernels import sampling_fast as KF
+
+__all__ = ["SamplingPlan", "choose_splits"]
+
+_BLOCK = 256
+_MAX_SPLITS = 1024
+#: Each split should stream at least this many elements (amortises its partial and launch).
+_MIN_PER_SPLIT = 1024
+_BLOCKS_PER_CU = 8
+_ALIGN = 256
+#: the scratch purpose every sampling plan requests (one buffer per (device, stream))
+PURPOSE = "sample"
+
+
+def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
+    """Enough (split x row) blocks to fill the device, none streaming too little."""
+    want = max(1, -(-_BLOCKS_PER_CU * cus // max(n_rows, 1)))
+    most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
+    return int(max(1, min(want, most, _MAX_SPLITS)))
+
+
+class SamplingPlan:
+    """Shapes and scratch layout of a (n_rows, n_vocab, dtype) sampling call on one device.
+
+    Attributes
+    ----------
+    block, final_block : int
+        Threads per phase-1 block and per general-path row block (a wavefront multiple).
+    splits, chunk : int
+        Phase-1 blocks per row and the logits each streams.
+    tpt, cap, fast_final_block : int
+        Fast path: tile maxima per split, candidate capacity, phase-2 block.
+    fast_ok : bool
+        Whether the fast path can serve this plan at all (power-of-two blocks, not forced off).
+    path : {None, "fast", "general"}
+        A forced path (tests); None lets the router choose.
+    layout : list of (name, dtype, shape, byte offset, nbytes)
+        The scratch views; ``scratch_bytes`` in all.
+    """
+
+    def __init__(self, be, device: int, n_rows: int, n_vocab: int, dtype: str, *,
+                 filters: bool = True, splits: int | None = None, block: int | None = None,
+                 cap: int | None = None, path: str | None = None) -> None:
+        self.n_rows, self.n_vocab, self.dtype = n_rows, n_vocab, dtype
+        self.filters = filters
+        warp = int(be.warp_size(device))
+        b = _BLOCK if block is None else V.check_int("_block", block, 1, K.MAX_BLOCK)
+        if b % warp or b > K.MAX_BLOCK:
+            V.fail("_block", f"a multiple of the wavefront size {warp} up to {K.MAX_BLOCK}", b)
+        self.block = b
+        # Per-row phase-2 blocks: the same size as phase 1 (a warp multiple, any wave size).
+        self.final_block = b
+        if splits is None:
+            s = choose_splits(n_rows, n_vocab, int(be.compute_units(device)), b)
+        else:
+            s = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
+        self.splits = s
+        self.chunk = -(-n_vocab // s)
+        if path not in (None, "fast", "general"):
+            V.fail("_path", "None, 'fast' or 'general'", V.describe(path))
+        self.path = path
+        # Fast path (rocsample.kernels.sampling_fast): power-of-two blocks; tiles per split so
+        # that a row has at most GMAX tile maxima.
+        self.fast_ok = b & (b - 1) == 0 and path != "general"
+        # (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
+        # cost the finalize block more histogram work for no shorter gather)
+        tpt = b
+        while tpt > 1 and (s * tpt > KF.GMAX
+                           or (self.chunk < KF.TILE_MIN * tpt and s * tpt > 4 * KF.KCAP)):
+            tpt //= 2
+        self.tpt = tpt
+        self.cap = KF.CAND_MAX if cap is None else V.check_int("_cap", cap, 1, KF.CAND_MAX)
+        self.fast_final_block = b if block is not None or be.name == "sim" else KF.MAX_BLOCK
+        self.radix = K.RADIX_PASSES_SMALL if be.name == "sim" else K.RADIX_PASSES
+        self.nbins = 1 << max(w for _, w in self.radix)
+        r = n_rows
+        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
+                  ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
+                  ("tm", np.float32, (r, s * tpt))]
+        if filters:
+            layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS))]
+        off = 0
+        self.layout = []
+        for name, dt, shape in layout:
+            nbytes = int(np.prod(shape)) * np.dtype(dt).itemsize
+            self.layout.append((name, dt, shape, off, nbytes))
+            off += -(-nbytes // _ALIGN) * _ALIGN
+        self.scratch_bytes = off
+        self._views = None  # (buffer, {name: view}) of the last buffer seen
+
+    def views(self, buf) -> dict:
+        """The typed scratch views over ``buf`` (a uint8 device array of ``scratch_bytes``)."""
+        cached = self._views
+        if cached is not None and cached[0] is buf:
+            return cached[1]
+        views = {name: buf[off:off + nbytes].view(dt).reshape(shape)
+                 for name, dt, shape, off, nbytes in self.layout}
+        self._views = (buf, views)
+        return views
