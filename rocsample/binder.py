@@ -21,7 +21,20 @@ lock, which also keeps two calls' launches on one stream from interleaving).
 
 from __future__ import annotations
 
-__all__ = ["Binder", "BoundCall", "bind_call"]
+import threading
+
+__all__ = ["Binder", "BoundCall", "bind_call", "stream_lock"]
+
+# One lock per (device, stream), striped (bounded, never cleared; re-entrant: ring_write holds it
+# around its set_rows): a launcher holds its stream's lock from its first launch to its last, so
+# two threads' calls on one stream never interleave their launches (they share the stream's
+# scratch) nor re-point one bound call at once.
+_LOCKS = tuple(threading.RLock() for _ in range(64))
+
+
+def stream_lock(be, st) -> threading.RLock:
+    """The lock of (backend, device, stream handle)."""
+    return _LOCKS[hash((id(be), st.device, st.handle)) % len(_LOCKS)]
 
 #: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
 _ENTRIES = 8

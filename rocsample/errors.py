@@ -29,13 +29,15 @@ class SamplingError(RocsampleError, RuntimeError):
         self.status = status
 
 
-class ScratchNotWarmed(RocsampleError, RuntimeError):
-    """A request during stream capture needed more scratch than was prewarmed.
-
-    Raised before anything is allocated or published, so the capture can be ended and retried
-    after ``rocsample.scratch.prewarm``.
-    """
-
-
 class CaptureError(RocsampleError, RuntimeError):
     """Stream capture failed or was invalidated."""
+
+
+class ScratchNotWarmed(CaptureError):
+    """A call during a stream capture needed device memory that was not prewarmed.
+
+    Raised before anything is allocated or published (and before any driver call), so the
+    capture — rocsample's or a foreign one such as ``torch.cuda.graph`` — stays valid: end it,
+    prewarm (``rocsample.scratch.prewarm``, ``Sampler.prewarm``, one call outside the capture)
+    and capture again. A kind of :class:`CaptureError`.
+    """

@@ -55,7 +55,7 @@ from rocsample import _validate as V
 from rocsample import graphs as _graphs
 from rocsample import sampling_router as _router
 from rocsample.backends import interop as _io
-from rocsample.binder import Binder
+from rocsample.binder import Binder, stream_lock
 from rocsample.errors import SamplingError
 from rocsample.kernels import sampling as K
 from rocsample.sampling_params import host_params, u64_rows, value_key
@@ -68,16 +68,6 @@ _PARAM_CACHE = 32
 _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
 _HOST = ("host",)  # the key of a host seed/position/logits: its device copy is re-pointed
-
-# One lock per (device, stream), striped (bounded, never cleared): held from a call's first
-# launch to its last, so two threads' calls on one stream never interleave their launches (they
-# share the stream's scratch) or re-point one bound call at once.
-_LOCKS = tuple(threading.Lock() for _ in range(64))
-
-
-def _lock_of(be, st) -> threading.Lock:
-    return _LOCKS[hash((id(be), st.device, st.handle)) % len(_LOCKS)]
-
 
 def _backend():
     from rocsample.backends import get_backend
@@ -202,18 +192,22 @@ class Sampler:
             self._out_ptrs = tuple(be.array_span(a)[0] for a in self._outputs)
 
     # ---------------------------------------------------------------------------------------
-    def _host_param(self, name, host):
-        """Device copy of a host parameter, reused while the same values come back.
+    def _host_param(self, name, host, st):
+        """Device copy of a host parameter on stream ``st``, reused while the same values come
+        back on that stream (the copy is ordered before its uses there).
 
         Repeated calls with the same host values (the usual scalars) then cost no copy, and a
         warmed plan can be captured with them. The cached arrays are never written.
         """
-        key = (name, host.dtype.str, host.tobytes())
+        key = (name, st.handle, host.dtype.str, host.tobytes())
         arr = self._param_cache.get(key)
         if arr is None:
+            # refused before the cache drops anything: a dropped copy is a free, which an open
+            # capture forbids as much as the new copy's allocation
+            self.backend.check_can_allocate(st, f"{name}: copying a new host value")
             if len(self._param_cache) >= _PARAM_CACHE:
                 self._param_cache.clear()
-            arr = self._param_cache[key] = self.backend.as_array(host, name, self.stream)
+            arr = self._param_cache[key] = self.backend.as_array(host, name, st)
         return arr
 
     def _check_logits(self, logits, dtype):
@@ -310,7 +304,7 @@ class Sampler:
         if parts[0] is not False:
             key = (st.handle, st.device, tuple(parts), return_logprobs, advance_position, dtype,
                    fresh, fw)
-        lock = _lock_of(be, st)
+        lock = stream_lock(be, st)
         with lock:
             outputs = None
             if key is not None:
@@ -327,8 +321,8 @@ class Sampler:
                             hold = []
                         for j, v in enumerate(u64):
                             if v is not None:
-                                a = self._host_param(("seed", "position")[j],
-                                                     u64_rows(be, ("seed", "position")[j], v, n, st)[0])
+                                name = ("seed", "position")[j]
+                                a = self._host_param(name, u64_rows(be, name, v, n, st)[0], st)
                                 ptrs[5 + j] = be.array_span(a)[0]
                                 hold.append(a)
                         outputs = self._outputs_for(fw, fresh, return_logprobs, st)
@@ -361,7 +355,7 @@ class Sampler:
             return o
         k = 3 if want_lp else 2
         if fw in (_io.TORCH, _io.CUPY):
-            _guard_alloc(be, st, "allocating the outputs of a one-off call")
+            _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
             buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle)
             tokens, status = buf[:n], buf[n:2 * n]
             if fw == _io.TORCH:
@@ -373,7 +367,6 @@ class Sampler:
                 logprobs = buf[2 * n:].view(np.float32) if want_lp else self._outputs[1]
             lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
             return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
-        _guard_alloc(be, st, "allocating the outputs of a one-off call")
         buf = be.empty((k * n,), np.int32, st)
         ptr = be.array_span(buf)[0]
         tokens = be._allocated(buf[:n], st.device)  # (the simulator tags views' device)
@@ -418,9 +411,9 @@ class Sampler:
         dev = {}
         for name, h, d in (("temperature", temp_h, temp_d), ("top_k", k_h, k_d),
                            ("top_p", p_h, p_d), ("min_p", mp_h, mp_d)):
-            dev[name] = d if d is not None else self._host_param(name, h)
-        seed_a = seed_v if seed_dev else self._host_param("seed", seed_v)
-        pos_a = pos_v if pos_dev else self._host_param("position", pos_v)
+            dev[name] = d if d is not None else self._host_param(name, h, st)
+        seed_a = seed_v if seed_dev else self._host_param("seed", seed_v, st)
+        pos_a = pos_v if pos_dev else self._host_param("position", pos_v, st)
         tok_dev = None
         if out is not None:
             tok_dev = be.as_array(out, "out", st, copy_host=False)
@@ -582,9 +575,15 @@ class Sampler:
         return self._finish(tokens, logprobs, status, return_logprobs, check)
 
 
-def _guard_alloc(be, st, what: str) -> None:
-    """Refuse an allocation while a capture that forbids it is active (before the driver)."""
-    be.check_not_capturing(st, what)
+def _guard_alloc(be, st, fw, what: str) -> None:
+    """Refuse an allocation while a capture that forbids it is active (before any driver call).
+
+    torch's caching allocator serves a capture on torch's current stream from the graph's own
+    pool (torch.cuda.graph captures there), so torch outputs on that stream are always allowed.
+    """
+    if fw == _io.TORCH and st.handle == _io.current_stream(fw, st.device):
+        return
+    be.check_can_allocate(st, what)
 
 
 def _status_to_host(be, status, st) -> np.ndarray:
@@ -621,25 +620,7 @@ def _plan_for(logits, kx, dtype, stream, order, splits=None, block=None, cap=Non
     device (read per call, cheaply); ``kx`` is the logits' :func:`interop.device_key` answer.
     """
     be = _backend()
-    st = None
-    if stream is None and kx is not None:
-        fw = _io.framework_of(logits)
-        if fw is not None:
-            dev = kx[0][4]
-            h = _io.current_stream(fw, dev)
-            sk = (id(be), h, dev)
-            st = _STREAMS.get(sk)
-            if st is None:
-                st = be.stream(h) if h != 0 else be.stream(None)
-                if st.device != dev:
-                    V.fail("stream", f"a stream of device {dev} (where logits live; its default "
-                           "stream is not the current device's: pass stream= or make it current)",
-                           f"None on device {st.device}")
-                if len(_STREAMS) >= 64:
-                    _STREAMS.clear()
-                _STREAMS[sk] = st
-    if st is None:
-        st = be.stream(stream)
+    st = _io.call_stream(be, stream, logits) if kx is not None else be.stream(stream)
     if kx is not None:
         shape_dtype = (kx[0][1], kx[0][3])  # torch.Size / tuple and the framework's dtype
     elif isinstance(logits, np.ndarray):
@@ -666,7 +647,6 @@ def _plan_for(logits, kx, dtype, stream, order, splits=None, block=None, cap=Non
     return plan, st
 
 
-_STREAMS: dict = {}  # (backend id, handle, device) -> Stream of a framework's current stream
 _PLANS: dict = {}
 _PLANS_LOCK = threading.Lock()
 _PLAN_ENTRIES = 16

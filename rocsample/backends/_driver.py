@@ -8,6 +8,7 @@ same names on top of HIP. The few calls whose signatures differ are methods of t
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import threading
 
 from .._validate import describe
@@ -15,6 +16,7 @@ from ..errors import CaptureError
 from .base import Allocation, CaptureStatus, Runtime, Stream, stream_handle_of
 
 _MODES = ("global", "thread_local", "relaxed")
+_STATUS = (CaptureStatus.NONE, CaptureStatus.ACTIVE, CaptureStatus.INVALIDATED)
 
 
 class DriverError(RuntimeError):
@@ -31,6 +33,7 @@ class DriverRuntime(Runtime):
         self._ext_streams: dict[int, object] = {}
         self._stream_devices: dict[int, int] = {}
         self._primary: dict[int, object] = {}
+        self._q = False  # the vendor's ctypes stream queries, loaded on first use
 
     # helpers ---------------------------------------------------------------------------------
     def call(self, name: str, *args):
@@ -112,6 +115,25 @@ class DriverRuntime(Runtime):
             return Stream(0, dev, 0)
         return Stream(h, self._stream_device(h, dev), self._external(h))
 
+    def _queries(self):
+        q = self._q
+        if q is False:
+            calls = getattr(self.vendor, "query_calls", None)  # (test vendors may have none)
+            q = self._q = calls() if calls is not None else None
+        return q
+
+    def _is_capturing(self, handle: int) -> tuple[int, int]:
+        """(driver error code, capture status) of a stream handle."""
+        q = self._queries()
+        if q is not None:
+            out = ctypes.c_int(0)
+            err = q[0](handle or None, ctypes.byref(out))
+            return int(err), int(out.value)
+        res = self.drv.cuStreamIsCapturing(handle)
+        if not isinstance(res, tuple):
+            return int(res), 0
+        return int(res[0]), int(res[1])
+
     def _stream_device(self, handle: int, current: int) -> int:
         if handle == 0:
             return current  # the legacy default stream is per-context: the current device's
@@ -119,11 +141,19 @@ class DriverRuntime(Runtime):
         # back on another device); inside a capture the last answer for this handle stands.
         # The query itself is refused inside a capture *and invalidates it*, so capture status
         # (a query capture allows) is asked first.
-        status = self.drv.cuStreamIsCapturing(handle)
-        if int(status[0]) != 0 or int(status[1]) != 0 or self.global_capture_active(current):
+        err, status = self._is_capturing(handle)
+        if err != 0 or status != 0 or self.global_capture_active(current):
             with self._lock:
                 return self._stream_devices.get(handle, current)
-        d = int(self.vendor.stream_device(self, handle))
+        q = self._queries()
+        if q is not None:
+            out = ctypes.c_int(-1)
+            e = q[1](handle, ctypes.byref(out))
+            if e != 0:
+                raise DriverError(f"{self.vendor.queries[1]} failed: error {e}")
+            d = int(out.value)
+        else:
+            d = int(self.vendor.stream_device(self, handle))
         with self._lock:
             self._stream_devices[handle] = d
         return d
@@ -136,15 +166,16 @@ class DriverRuntime(Runtime):
 
     # capture ---------------------------------------------------------------------------------
     def capture_status(self, stream: Stream) -> CaptureStatus:
-        st = self.call("cuStreamIsCapturing", stream.handle)
-        return CaptureStatus(int(st))
+        err, st = self._is_capturing(stream.handle)
+        if err != 0:
+            raise DriverError(f"cuStreamIsCapturing failed: error {err}")
+        return _STATUS[st]
 
     def global_capture_active(self, device: int) -> bool:
         # A legacy-default-stream query fails with STREAM_CAPTURE_IMPLICIT while any global
-        # capture is active in the process: the driver's own way of telling.
-        res = self.drv.cuStreamIsCapturing(0)
-        err = int(res[0] if isinstance(res, tuple) else res)
-        return err != 0
+        # capture is active in the process: the driver's own way of telling. (Not for captures
+        # on non-blocking streams, torch's among them: those are found by asking their streams.)
+        return self._is_capturing(0)[0] != 0
 
     def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:
         if mode not in _MODES:

@@ -305,6 +305,22 @@ class Backend(abc.ABC):
     def synchronize(self, stream=None) -> None:
         self.runtime.synchronize(self.stream(stream))
 
+    def check_can_allocate(self, stream: Stream, what: str) -> None:
+        """Raise ScratchNotWarmed, before any driver call, if allocating device memory for a call
+        on ``stream`` now would invalidate a capture (its own stream's, rocsample's, a global
+        one, or a foreign capture on a stream rocsample knows of: ``ScratchPool.allocation_blocker``)."""
+        from ..scratch import get_pool
+
+        blocker = get_pool(self).allocation_blocker(stream)
+        if blocker is not None:
+            from ..errors import ScratchNotWarmed
+
+            raise ScratchNotWarmed(
+                f"{what} needs a device allocation, which {blocker} forbids; warm this call "
+                "outside the capture (a Sampler / its prewarm(), set_rows.prewarm, or one call "
+                "with the same arguments) or make it after the capture"
+            )
+
     def check_not_capturing(self, stream: Stream, what: str) -> None:
         st = self.runtime.capture_status(stream)
         if st is not CaptureStatus.NONE:

@@ -16,6 +16,7 @@ from .gpu import GpuBackend, VendorBase
 class Vendor(VendorBase):
     name = "cuda"
     native = ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
+    queries = ("cuStreamIsCapturing", "cuStreamGetDevice")
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

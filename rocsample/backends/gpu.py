@@ -20,6 +20,7 @@ class VendorBase:
         self.cuda = cuda
         self.driver = driver
         self._native = False
+        self._queries = False
 
     def native_calls(self):
         """(launch_kernel, graph_launch) as ctypes functions, or None where not loadable.
@@ -44,6 +45,29 @@ class VendorBase:
                 gl.restype = ctypes.c_int
                 self._native = (lk, gl)
         return self._native
+
+    #: the stream queries of every call (capture status, a stream's device), by the same library
+    queries: tuple = ()
+
+    def query_calls(self):
+        """(stream_is_capturing, stream_get_device) as ctypes functions, or None.
+
+        Both take ``(stream handle, int*)`` and return the driver's error code: a fraction of a
+        microsecond each, where the binding layer's call costs several.
+        """
+        if self._queries is False:
+            self._queries = None
+            if self.native is not None and len(self.queries) == 2:
+                try:
+                    lib = ctypes.CDLL(self.native[0])
+                    fns = [getattr(lib, name) for name in self.queries]
+                except (OSError, AttributeError):
+                    return None
+                for f in fns:
+                    f.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+                    f.restype = ctypes.c_int
+                self._queries = tuple(fns)
+        return self._queries
 
     @staticmethod
     def stream_handle(stream) -> int:

@@ -24,6 +24,7 @@ _NEED = "install ROCm >= 7.2 and rocsample[hip] (numba-hip, hip-python-interop)"
 class Vendor(VendorBase):
     name = "hip"
     native = ("libamdhip64.so", "hipModuleLaunchKernel", "hipGraphLaunch")
+    queries = ("hipStreamIsCapturing", "hipStreamGetDevice")
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

@@ -254,6 +254,65 @@ def current_stream(fw: str | None, device: int) -> int | None:
     return None
 
 
+_streams: dict = {}  # (backend id, handle, device) -> Stream of a framework's current stream
+
+
+def call_stream(be, stream, *arrays):
+    """The normalised stream of a call (SPEC §1): ``stream`` itself when given; for None the
+    current stream of the first torch or CuPy array among ``arrays`` on that array's device,
+    else the backend's default stream.
+
+    The framework tells the device of its current stream, so the normalised stream is cached by
+    (handle, device) and costs one dict lookup. The legacy default stream (handle 0) of a device
+    that is not the current one is refused: its handle means the current device's.
+    """
+    if stream is not None or not be.is_device:
+        return be.stream(stream)
+    for a in arrays:
+        fw = framework_of(a)
+        if fw is None:
+            continue
+        k = device_key(be, a)
+        if k is None:
+            continue
+        dev = k[0][4]
+        h = current_stream(fw, dev)
+        sk = (id(be), h, dev)
+        st = _streams.get(sk)
+        if st is None:
+            st = be.stream(h if h != 0 else None)
+            if st.device != dev:
+                raise ValueError(
+                    f"stream: expected a stream of device {dev} (where the {fw} arrays live; its "
+                    "default stream is not the current device's: pass stream= or make that device "
+                    f"current), got None on device {st.device}")
+            if len(_streams) >= 64:
+                _streams.clear()
+            _streams[sk] = st
+        return st
+    return be.stream(None)
+
+
+def known_streams(device: int) -> set[int]:
+    """Handles of the framework streams of ``device`` rocsample can name: those calls ran on
+    (``call_stream``'s cache) and torch's and CuPy's current streams of this thread (asked only
+    where that framework is imported and, for torch, has initialised CUDA)."""
+    out = {h for (_, h, d) in list(_streams) if d == device}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_initialized():
+                out.add(current_stream(TORCH, device))
+        except Exception:  # a torch without CUDA
+            pass
+    if sys.modules.get("cupy") is not None:
+        try:
+            out.add(current_stream(CUPY, device))
+        except Exception:  # no CUDA device for CuPy
+            pass
+    return out
+
+
 # ---- outputs ----------------------------------------------------------------------------------
 
 def empty(fw: str, shape, dtype, device: int, stream_handle: int):

@@ -35,7 +35,7 @@ class NumbaBackend(Backend):
         if isinstance(obj, np.ndarray):
             if not copy_host:
                 fail(name, "a device array", describe(obj), TypeError)
-            self.check_not_capturing(st, f"{name}: copying a host array to the device")
+            self.check_can_allocate(st, f"{name}: copying a host array to the device")
             host = obj
             if dtype_of(obj) == "bfloat16":  # ml_dtypes bfloat16: keep the bits
                 host = obj.view(np.uint16)
@@ -57,7 +57,7 @@ class NumbaBackend(Backend):
 
     def empty(self, shape, dtype, stream: Stream | None = None):
         st = stream if stream is not None else self.stream(None)
-        self.check_not_capturing(st, "allocating an output array")
+        self.check_can_allocate(st, "allocating an output array")
         with self._on_stream_device(st):
             return self._allocated(self.cuda.device_array(shape, dtype=dtype, stream=st.numba),
                                    st.device)

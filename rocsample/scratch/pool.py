@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import describe
-from ..backends import CaptureStatus, Stream, get_backend
+from ..backends import CaptureStatus, Stream, get_backend, interop
 from ..errors import CaptureError, ScratchNotWarmed
 
 _ALIGN = 256  # bytes; every capacity is a multiple, so typed views of any dtype stay aligned
@@ -102,6 +102,7 @@ class ScratchPool:
         # public call instead, outside every lock (_run_deferred)
         self._deferred: list = []
         self._pins: dict[int, int] = {}  # allocation ptr -> number of capture records holding it
+        self._numba_held: dict[int, contextlib.ExitStack] = {}  # device -> numba frees deferred
 
     # ---- helpers ------------------------------------------------------------------------------
     @property
@@ -125,13 +126,68 @@ class ScratchPool:
         return status is CaptureStatus.ACTIVE
 
     def _allocation_blocker(self, rt, device: int) -> str | None:
-        """What an allocation on ``device`` from this thread would invalidate, or None."""
+        """What an allocation (or free) on ``device`` from this thread would invalidate, or None."""
         rec = self._thread_capture()
         if rec is not None:
             return f"the {rec.mode} capture of stream {rec.stream:#x} on this thread"
         if rt.global_capture_active(device):
             return f"a capture in progress on device {device} (global mode, or this thread's)"
+        return self._foreign_capture(rt, device)
+
+    def _foreign_capture(self, rt, device: int) -> str | None:
+        """A capture rocsample did not begin, active on ``device``, or None.
+
+        The driver's "any capture?" probe (the legacy stream) misses captures on non-blocking
+        streams (torch's), so every stream rocsample can know of is asked: those with scratch
+        here, the framework streams calls ran on, and torch's and CuPy's current streams. Any
+        mode counts (the driver does not tell it). Captures on streams none of these name stay
+        unseen (docs/SEMANTICS.md).
+        """
+        own = {h for (d, h), rec in list(self._captures.items()) if d == device and not rec.external}
+        handles = {k[1] for k in list(self._entries) if k[0] == device}
+        handles.update(interop.known_streams(device))
+        for h in handles:
+            if not h or h in own:
+                continue
+            try:
+                status = rt.capture_status(Stream(h, device, 0))
+            except Exception:  # a stream gone since: it captures nothing
+                continue
+            if status is not CaptureStatus.NONE:
+                return f"the capture of stream {h:#x} on device {device} (not begun by rocsample)"
         return None
+
+    def allocation_blocker(self, stream) -> str | None:
+        """What allocating device memory for a call on ``stream`` now would invalidate, or None:
+        the stream's own capture, rocsample's captures on this thread, a global capture, or a
+        foreign capture on a stream rocsample knows of. Asked before any allocation outside the
+        pool (host-array copies, outputs), so a refused call touches no driver allocator."""
+        be = self.backend
+        rt = be.runtime
+        st = be.stream(stream)
+        if rt.capture_status(st) is not CaptureStatus.NONE:
+            return f"the capture of stream {st.handle:#x} on device {st.device}"
+        return self._allocation_blocker(rt, st.device)
+
+    # numba frees a dropped device array of its own through a per-context queue, flushed
+    # (cuMemFree) whenever it fills, which would invalidate an open capture. While a capture
+    # rocsample did not begin is seen on a device, that queue stays disabled
+    # (numba.cuda.defer_cleanup); the first request after it that sees no capture there enables it.
+    def _hold_numba_frees(self, device: int) -> None:
+        be = self.backend
+        if device in self._numba_held or be.cuda is None or not hasattr(be.cuda, "defer_cleanup"):
+            return
+        stack = contextlib.ExitStack()
+        with be.on_device(device):
+            stack.enter_context(be.cuda.defer_cleanup())
+        self._numba_held[device] = stack
+
+    def _release_numba_frees(self, rt, device: int) -> None:
+        if self._thread_capture() is None and not rt.global_capture_active(device) \
+                and self._foreign_capture(rt, device) is None:
+            stack = self._numba_held.pop(device, None)
+            if stack is not None:
+                stack.close()
 
     # ---- the public operations ---------------------------------------------------------------
     def request(self, stream, nbytes: int, purpose: str = "default"):
@@ -154,6 +210,12 @@ class ScratchPool:
         with self._lock(st.device):
             # First, before anything else: may this request allocate at all?
             stream_capturing = self._stream_capturing(rt, st)
+            if stream_capturing:
+                rec = self._captures.get((st.device, st.handle))
+                if rec is None or rec.external:  # a foreign capture (rocsample's own defers)
+                    self._hold_numba_frees(st.device)
+            elif self._numba_held and st.device in self._numba_held:
+                self._release_numba_frees(rt, st.device)
             entry = self._entries.get(key)
             have = entry.alloc.nbytes if entry is not None and entry.alloc is not None else 0
             if nbytes <= have:
@@ -328,7 +390,7 @@ class ScratchPool:
                 if e is not None and any(e.alloc is a for a in rec.allocs):
                     n = e.alloc.nbytes
                     e.alloc = None
-                    if not be.runtime.global_capture_active(st.device) and self._thread_capture() is None:
+                    if self._allocation_blocker(be.runtime, st.device) is None:
                         e.alloc = be.runtime.mem_alloc(n, st.device)  # re-warm the stream
 
     def _release_graph(self, graph_id: int, last_stream) -> None:
@@ -382,6 +444,14 @@ class ScratchPool:
         rt = self.backend.runtime
         if self._thread_capture() is not None:
             return  # cuMemFree would invalidate this thread's capture; free later
+        blocked: dict = {}  # device -> whether a capture forbids a free there now
+
+        def blocked_on(device):
+            if device not in blocked:
+                blocked[device] = (rt.global_capture_active(device)
+                                   or self._foreign_capture(rt, device) is not None)
+            return blocked[device]
+
         with self._retired_lock:  # one list for all devices: two devices' threads must not both free
             keep = []
             for alloc, ev in self._retired:
@@ -394,7 +464,7 @@ class ScratchPool:
                         keep.append((alloc, ev))
                         continue
                 done = ev is None or rt.event_query(ev)
-                if done and not rt.global_capture_active(alloc.device):
+                if done and not blocked_on(alloc.device):
                     if ev is not None:
                         rt.event_destroy(ev)
                     self._pins.pop(alloc.ptr, None)

@@ -43,3 +43,28 @@ def test_missing_library_or_symbol_falls_back(native):
 def test_each_vendor_names_its_launch_symbols():
     assert cudamod.Vendor.native == ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
     assert hipmod.Vendor.native == ("libamdhip64.so", "hipModuleLaunchKernel", "hipGraphLaunch")
+
+
+@pytest.mark.skipif(_LIBC is None, reason="no C library to stand in for the driver")
+def test_stream_queries_loaded_once_with_their_signatures():
+    v = _vendor((_LIBC, "abs", "labs"))
+    v.queries = ("abs", "labs")
+    cap, dev = v.query_calls()
+    for f in (cap, dev):
+        assert f.argtypes == [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        assert f.restype is ctypes.c_int
+    assert v.query_calls()[0] is cap  # cached
+
+
+@pytest.mark.parametrize("native, queries", [(None, ("a", "b")), ((_LIBC, "abs", "labs"), ()),
+                                             ((_LIBC, "abs", "labs"), ("abs", "no_such_symbol"))])
+def test_missing_query_symbols_fall_back_to_the_bindings(native, queries):
+    v = _vendor(native)
+    v.queries = queries
+    assert v.query_calls() is None
+    assert v.query_calls() is None
+
+
+def test_each_vendor_names_its_stream_queries():
+    assert cudamod.Vendor.queries == ("cuStreamIsCapturing", "cuStreamGetDevice")
+    assert hipmod.Vendor.queries == ("hipStreamIsCapturing", "hipStreamGetDevice")

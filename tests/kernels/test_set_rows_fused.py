@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from rocsample import graphs
+from rocsample.binder import Binder
 from rocsample.kernels import set_rows as kern
 from rocsample.reference import set_rows as ref
 
@@ -222,8 +223,7 @@ def test_repeated_unchecked_calls_reuse_one_bound_launch(backend, rng, launches,
     if not backend.is_device:
         pytest.skip("the repeated-call path is for GPU backends")
     monkeypatch.setattr(sr, "_FAST_ON_SIM", True)
-    monkeypatch.setattr(sr, "_fast", {})
-    monkeypatch.setattr(sr, "_seen", {})
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
     st = new_stream()
     host = np.zeros((5, 64), np.uint16)
     d = _dev(backend, host, st)
@@ -241,18 +241,26 @@ def test_repeated_unchecked_calls_reuse_one_bound_launch(backend, rng, launches,
         assert launches == ([FUSED_VEC] if step < 2 or backend.name == "sim" else []), step
         ref.set_rows(want, new, rows, dst_type="bf16")
         assert_bytes_equal(_host(backend, d, host, st), want, f"step {step}")
-    (bufs, bound, _keep, _st, _obj), = sr._fast.values()
-    assert bufs == () and len(bound) == 1  # bound once, holding no scratch
+    (call,) = sr._binder._table.values()
+    assert call.scratch == () and len(call.launches) == 1  # bound once, holding no scratch
     if backend.name == "sim":
         # another object for the same stream (as torch.cuda.current_stream() makes every call)
-        # still hits; the same handle on another device does not
+        # still hits; the same handle on another device is another key (and refused: the arrays
+        # live on this device)
         same = type(st)(st.handle, st.device)
         del launches[:]
         sr.set_rows(d, s, i, dst_type="bf16", stream=same, check_bounds=False)
-        assert launches == [FUSED_VEC] and len(sr._fast) == 1 and not sr._seen
-        other = type(st)(st.handle, 1 - st.device)
-        assert sr._fast_key(backend, d, s, i, "bf16", other) in sr._fast
-        assert not sr._fast_usable(backend, sr._fast[sr._fast_key(backend, d, s, i, "bf16", other)], other)
+        assert launches == [FUSED_VEC] and len(sr._binder) == 1
+        with pytest.raises(ValueError, match="stream: expected a stream on device"):
+            sr.set_rows(d, s, i, dst_type="bf16", stream=type(st)(st.handle, 1 - st.device),
+                        check_bounds=False)
+    # fresh arrays of the same layout: the same bound launch, re-pointed at them
+    new = rng.standard_normal((2, 64)).astype(np.float32)
+    s2, i2 = _dev(backend, new, st), _dev(backend, np.array([4, 0]), st)
+    sr.set_rows(d, s2, i2, dst_type="bf16", stream=st, check_bounds=False)
+    ref.set_rows(want, new, np.array([4, 0]), dst_type="bf16")
+    assert_bytes_equal(_host(backend, d, host, st), want, "fresh arrays")
+    assert len(sr._binder) == 1
     graphs.copy_to_device(i, np.array([2, 5]), st)
     sr.set_rows(d, s, i, dst_type="bf16", stream=st, check_bounds=False)
     assert_bytes_equal(_host(backend, d, host, st), want, "bad index through the bound launch")
