@@ -72,6 +72,7 @@ class EmulatedRuntime(Runtime):
         self._ptr_device: dict[int, int] = {}
         self._stream_devices: dict[int, int] = {}  # handle -> device, of every stream made here
         self._captures: dict[int, _Capture] = {}  # stream handle -> capture in progress
+        self._non_blocking: set[int] = set()  # handles the legacy-stream probe does not see
         self._local = threading.local()
         self._defaults = {d: EmulatedStream(0, d) for d in range(n_devices)}
 
@@ -88,11 +89,16 @@ class EmulatedRuntime(Runtime):
         self._local.device = device
 
     # streams -------------------------------------------------------------------------------
-    def new_stream(self, device: int | None = None) -> EmulatedStream:
+    def new_stream(self, device: int | None = None, *, non_blocking: bool = False) -> EmulatedStream:
+        """A new stream; ``non_blocking`` models a stream that does not synchronise with the
+        legacy default stream (torch's streams): the driver's "any global capture?" probe (a
+        query of the legacy stream) does not see a capture on it."""
         dev = self.current_device() if device is None else device
         with self._lock:
             s = EmulatedStream(next(self._handles), dev)
             self._stream_devices[s.handle] = dev
+            if non_blocking:
+                self._non_blocking.add(s.handle)
             return s
 
     def stream(self, stream) -> Stream:
@@ -137,10 +143,12 @@ class EmulatedRuntime(Runtime):
     def global_capture_active(self, device: int) -> bool:
         # As the driver answers it (seen on an H200: the legacy-stream query fails): a global
         # capture on the device, or a thread-local one begun by this thread, forbids allocation.
+        # A capture on a non-blocking stream (torch's) is not seen by that query (H200, torch
+        # 2.11), though it forbids allocation all the same (_invalidate_for_alloc).
         me = threading.get_ident()
         with self._lock:
             return any(
-                not c.invalidated
+                not c.invalidated and k[1] not in self._non_blocking
                 and ((k[0] == device and c.mode == "global") or (c.mode == "thread_local" and c.thread == me))
                 for k, c in self._captures.items()
             )
