@@ -260,50 +260,56 @@ class Sampler:
         if kx is False:
             logits = _io.adopt(logits)
             kx = _io.device_key(be, logits)
-        if out is not None:
-            out = _io.adopt(out)
         fw = None if kx is None else _io.framework_of(logits)
         st = self._stream_for(fw, kx) if stream is None else stream
         # ---- the key: what the launches depend on besides device addresses ----------------
-        ptrs = [None] * 10  # logits, temperature, top_k, top_p, min_p, seed, position, outputs
-        parts = [None] * 10
+        # slots: logits, temperature, top_k, top_p, min_p, seed, position, tokens, logprobs, status
+        ptrs = [None] * 10
+        keyable = True
         host_x = None
         if kx is not None:
-            parts[0], ptrs[0] = kx
-        elif isinstance(logits, np.ndarray):
-            parts[0] = ("np", logits.shape, logits.dtype.str)
+            px, ptrs[0] = kx
+        elif type(logits) is np.ndarray:
+            px = ("np", logits.shape, logits.dtype.str)
             host_x = logits
         else:
-            parts[0] = False  # not keyable
-        for i, v in enumerate((temperature, top_k, top_p, min_p), 1):
-            k = value_key(v)
-            if k is None:
-                kd = _io.device_key(be, v)
-                if kd is None:
-                    parts[0] = False
-                else:
-                    parts[i], ptrs[i] = kd
-            else:
-                parts[i] = k
-        u64 = [None, None]
-        for j, v in enumerate((seed, position)):
-            kd = _io.device_key(be, v)
-            if kd is not None:
-                parts[5 + j], ptrs[5 + j] = kd
-            else:
-                parts[5 + j] = _HOST
-                u64[j] = v
+            px, keyable = None, False
+        # filter parameters: host values key by value (they decide the route), device arrays
+        # by layout (their addresses are slots)
+        kt, kk, kp, km = value_key(temperature), value_key(top_k), value_key(top_p), value_key(min_p)
+        if kt is None:
+            temperature = _io.adopt(temperature)
+            kt, keyable = self._slot(be, temperature, ptrs, 1, keyable)
+        if kk is None:
+            top_k = _io.adopt(top_k)
+            kk, keyable = self._slot(be, top_k, ptrs, 2, keyable)
+        if kp is None:
+            top_p = _io.adopt(top_p)
+            kp, keyable = self._slot(be, top_p, ptrs, 3, keyable)
+        if km is None:
+            min_p = _io.adopt(min_p)
+            km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
+        # seeds and positions: device arrays by layout; host values go through a device copy
+        # (a slot too, whatever the value: a position that changes every call keeps its launches)
+        seed, position = _io.adopt(seed), _io.adopt(position)
+        d = _io.device_key(be, seed)
+        if d is None:
+            ks = _HOST
+        else:
+            ks, ptrs[5] = d
+        d = _io.device_key(be, position)
+        if d is None:
+            kq = _HOST
+        else:
+            kq, ptrs[6] = d
         ko = None
         if out is not None:
-            ko = _io.device_key(be, out)
-            if ko is None:
-                parts[0] = False
-            else:
-                parts[7], ptrs[7] = ko
+            out = _io.adopt(out)
+            ko, keyable = self._slot(be, out, ptrs, 7, keyable)
         key = None
-        if parts[0] is not False:
-            key = (st.handle, st.device, tuple(parts), return_logprobs, advance_position, dtype,
-                   fresh, fw)
+        if keyable:
+            key = (st.handle, st.device, px, kt, kk, kp, km, ks, kq, ko, return_logprobs,
+                   advance_position, dtype, fresh, fw)
         lock = stream_lock(be, st)
         with lock:
             outputs = None
@@ -319,16 +325,21 @@ class Sampler:
                             hold = [x]
                         else:
                             hold = []
-                        for j, v in enumerate(u64):
-                            if v is not None:
-                                name = ("seed", "position")[j]
-                                a = self._host_param(name, u64_rows(be, name, v, n, st)[0], st)
-                                ptrs[5 + j] = be.array_span(a)[0]
-                                hold.append(a)
+                        if ks is _HOST:
+                            a = self._host_param("seed", u64_rows(be, "seed", seed, n, st)[0], st)
+                            ptrs[5] = be.array_span(a)[0]
+                            hold.append(a)
+                        if kq is _HOST:
+                            a = self._host_param("position",
+                                                 u64_rows(be, "position", position, n, st)[0], st)
+                            ptrs[6] = be.array_span(a)[0]
+                            hold.append(a)
                         outputs = self._outputs_for(fw, fresh, return_logprobs, st)
-                        tokens, logprobs, status = outputs[0], outputs[1], outputs[2]
-                        ptrs[7] = ptrs[7] if out is not None else outputs[3][0]
-                        ptrs[8], ptrs[9] = outputs[3][1], outputs[3][2]
+                        tokens, logprobs, status, optrs = outputs
+                        if out is None:
+                            ptrs[7] = optrs[0]
+                        ptrs[8] = optrs[1]
+                        ptrs[9] = optrs[2]
                         hit.run(tuple(ptrs))
                         # under a capture, the graph keeps what its kernels address
                         _graphs.hold(st, hit, hold, self._outputs)
@@ -338,6 +349,15 @@ class Sampler:
             return self._unbound(key, fw, st, logits, temperature, top_k, top_p, min_p, seed,
                                  position, return_logprobs, advance_position, check, out, dtype,
                                  fresh)
+
+    @staticmethod
+    def _slot(be, v, ptrs, i, keyable):
+        """(key part, keyable) of a device-array argument in slot ``i`` (its address to ptrs)."""
+        d = _io.device_key(be, v)
+        if d is None:
+            return None, False  # neither a host value nor a device array: the checks answer it
+        ptrs[i] = d[1]
+        return d[0], keyable
 
     def _outputs_for(self, fw, fresh, want_lp, st):
         """(tokens, logprobs, status, their addresses) of a call: the plan's buffers (viewed in

@@ -98,6 +98,12 @@ def _sticky_record(be, st):
         return _sticky.setdefault(k, rec)
 
 
+def _scratch_pool(be):
+    from . import scratch
+
+    return scratch.get_pool(be)
+
+
 def _scratch(st, nbytes, purpose):
     from . import scratch
 
@@ -231,7 +237,13 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
             with _stream_lock(be, st):
                 hit = _binder.lookup(key)
                 if hit is not None:
-                    if all(_scratch(st, n, purpose) is buf for purpose, n, buf in hit.scratch):
+                    if hit.scratch:
+                        usable = all(_scratch(st, n, purpose) is buf
+                                     for purpose, n, buf in hit.scratch)
+                    else:  # no scratch to ask for: what a request does under a foreign capture
+                        _scratch_pool(be).note_call(st)
+                        usable = True
+                    if usable:
                         hit.run((kd[1], ks[1], ki[1]))
                         _graphs.hold(st, hit)
                         return dst

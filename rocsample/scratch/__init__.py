@@ -21,6 +21,9 @@ _guard = threading.Lock()
 def get_pool(backend=None) -> ScratchPool:
     """The process-wide pool of a backend (the current one by default)."""
     be = backend if backend is not None else get_backend()
+    pool = _pools.get(id(be))  # the common case, without the lock (one dict read)
+    if pool is not None:
+        return pool
     with _guard:
         pool = _pools.get(id(be))
         if pool is None:

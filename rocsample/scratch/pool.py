@@ -110,6 +110,9 @@ class ScratchPool:
         return self._backend if self._backend is not None else get_backend()
 
     def _lock(self, device: int) -> threading.RLock:
+        lk = self._dev_locks.get(device)  # made once per device, never replaced
+        if lk is not None:
+            return lk
         with self._dev_locks_guard:
             lk = self._dev_locks.get(device)
             if lk is None:
@@ -169,6 +172,22 @@ class ScratchPool:
             return f"the capture of stream {st.handle:#x} on device {st.device}"
         return self._allocation_blocker(rt, st.device)
 
+    def note_call(self, stream) -> None:
+        """A launcher's call on ``stream`` that requested no scratch (set_rows' one-launch
+        path): what ``request`` does for numba's frees (held while a foreign capture is seen on
+        the stream, let go at the first call after it that sees none). One status query."""
+        be = self.backend
+        rt = be.runtime
+        st = be.stream(stream)
+        if rt.capture_status(st) is CaptureStatus.ACTIVE:
+            rec = self._captures.get((st.device, st.handle))
+            if rec is None or rec.external:
+                with self._lock(st.device):
+                    self._hold_numba_frees(st.device)
+        elif self._numba_held and st.device in self._numba_held:
+            with self._lock(st.device):
+                self._release_numba_frees(rt, st.device)
+
     # numba frees a dropped device array of its own through a per-context queue, flushed
     # (cuMemFree) whenever it fills, which would invalidate an open capture. While a capture
     # rocsample did not begin is seen on a device, that queue stays disabled
@@ -202,7 +221,8 @@ class ScratchPool:
         """
         if self._deferred:
             self._run_deferred()
-        nbytes = max(_size("nbytes", nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
+        if type(nbytes) is not int or nbytes < 1:
+            nbytes = max(_size("nbytes", nbytes), 1)  # 0 bytes still gets a buffer: the entry may not exist yet
         be = self.backend
         rt = be.runtime
         st = be.stream(stream)
