@@ -220,6 +220,11 @@ def from_dlpack(v):
     if dev_type not in (_DL_CUDA, _DL_CUDA_MANAGED, _DL_ROCM):
         raise TypeError(f"expected a DLPack array in CPU or GPU memory, got device type {dev_type}")
     cap = v.__dlpack__()
+    return _Interface(parse_dlpack(cap), cap, int(dev_id))
+
+
+def parse_dlpack(cap) -> dict:
+    """The ``__cuda_array_interface__`` description of an (unconsumed) DLPack capsule."""
     ptr = _capsule_get(cap, b"dltensor")
     t = _DLTensor.from_address(ptr)  # DLManagedTensor begins with its DLTensor
     kind = _DL_KIND.get(int(t.dtype.code))
@@ -231,8 +236,7 @@ def from_dlpack(v):
     shape = tuple(int(t.shape[i]) for i in range(nd))
     strides = tuple(int(t.strides[i]) * item for i in range(nd)) if t.strides else None
     data = int(t.data or 0) + int(t.byte_offset)
-    return _Interface({"shape": shape, "strides": strides, "typestr": ts,
-                       "data": (data, False), "version": 3}, cap, int(dev_id))
+    return {"shape": shape, "strides": strides, "typestr": ts, "data": (data, False), "version": 3}
 
 
 # ---- streams ----------------------------------------------------------------------------------

@@ -28,8 +28,8 @@ def _begin_foreign(backend):
     """A global-mode capture begun on a non-blocking stream, not through rocsample.graphs."""
     rt = backend.runtime
     if not rt.emulated:
-        pytest.skip("the emulated runtime's non-blocking streams (on a GPU: tests/regress/"
-                    "test_torch_graph_capture.py)")
+        pytest.skip("cpu-only: the emulated runtime's non-blocking streams (on a GPU: "
+                    "test_set_rows_inside_a_torch_graph_invalidated_it.py)")
     s = rt.new_stream(non_blocking=True)
     st = backend.stream(s)
     scratch.prewarm(s, 256)  # a call ran on it before: the pool knows the stream
@@ -63,7 +63,7 @@ def test_scratch_growth_on_another_stream_is_refused(backend, foreign, new_strea
 def test_retired_buffers_wait_for_the_capture_to_end(backend, new_stream):
     rt = backend.runtime
     if not rt.emulated:
-        pytest.skip("emulated non-blocking streams")
+        pytest.skip("cpu-only: the emulated runtime's non-blocking streams")
     other = new_stream()
     scratch.prewarm(other, 4096)
     s = rt.new_stream(non_blocking=True)
