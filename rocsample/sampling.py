@@ -175,7 +175,9 @@ class Sampler:
         The constructor calls it; call it again after ``rocsample.scratch`` trimmed the stream,
         before capturing on a stream whose scratch went to an earlier graph, or with the stream
         a foreign capture will use (``torch.cuda.graph(g, stream=s)``) when the plan follows the
-        framework's current stream. A no-op on ``cpu`` but for the outputs.
+        framework's current stream (host parameter values then still need one call on that
+        stream outside the capture: their device copies are per stream). A no-op on ``cpu``
+        but for the outputs.
         """
         be = self.backend
         n = self.n_rows
@@ -681,8 +683,10 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     Parameters
     ----------
     logits : array, shape (n_rows, n_vocab)
-        float32, float16 or bfloat16; NumPy (copied to the device) or a device array
-        (``__cuda_array_interface__``, numba). Rows may be strided; elements must be contiguous.
+        float32, float16 or bfloat16; NumPy (copied to the device) or a device array used in
+        place: a torch CUDA tensor, a CuPy or numba array, anything with
+        ``__cuda_array_interface__`` or ``__dlpack__``. Rows may be strided; elements must be
+        contiguous.
     temperature : float or array (n_rows,)
         >= 0; 0 means greedy. Used as float32: a nonzero value must have a finite float32 value
         and inverse (about 2.9e-39 < T < 3.4e38). Device arrays must be float32.
@@ -705,9 +709,11 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         True (default): synchronize and raise :class:`SamplingError` naming rows with no finite
         logit. False: never synchronize; return the status array as well.
     out : int32 device array (n_rows,), optional
-        Where to write tokens.
+        Where to write tokens (torch, CuPy or numba); returned as given.
     stream : optional
-        Backend stream, raw handle, ``.cuda_stream`` object, or None.
+        A backend (numba) stream, raw handle, torch or CuPy stream, ``__cuda_stream__`` object,
+        or None: torch's current stream of the logits' device for torch logits, CuPy's current
+        stream for CuPy logits, the backend's default stream otherwise.
     dtype : {None, "float32", "float16", "bfloat16"}
         Must name the logits' dtype when given; "bfloat16" also marks a uint16 array as
         bfloat16 bit patterns.
@@ -715,7 +721,9 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     Returns
     -------
     tokens : int32 array (n_rows,)
-        Device array on device backends, NumPy on ``cpu``; -1 where no logit is finite.
+        In the logits' framework (torch tensors for torch logits, CuPy arrays for CuPy, numba
+        device arrays otherwise; NumPy on ``cpu``), made for this call; -1 where no logit is
+        finite.
     logprobs : float32 array (n_rows,), if ``return_logprobs``
     status : int32 array (n_rows,), if ``check=False``
         0 ok, 1 no finite logit.
@@ -732,9 +740,12 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     Notes
     -----
     Stream-ordered on ``stream``; synchronizes only for ``check=True``. Host parameters are
-    copied to the device (not allowed during capture); for graph capture use
-    :meth:`Sampler.capture` (scalar filter parameters baked in), or call a :class:`Sampler`
-    inside the capture with ``check=False`` and device arrays or host values it already used.
+    copied to the device once per distinct value (not allowed during capture). Inside a capture
+    (``rocsample.graphs.capture``, ``torch.cuda.graph``, CuPy's, a raw one) a call with torch
+    logits works once warmed by a call outside it with the same layouts and host values on that
+    stream (its outputs come from torch's allocator); numba/CuPy outputs would allocate and are
+    refused with ``ScratchNotWarmed``. For graphs prefer :meth:`Sampler.capture`, or a
+    :class:`Sampler` called inside the capture with ``check=False``.
 
     Examples
     --------
