@@ -180,7 +180,9 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     dst_type : str, optional
         The destination type; None infers f32 / f16 / bf16 from dst's dtype.
     stream : optional
-        Backend stream, raw handle, or an object with ``.cuda_stream``; None is the default stream.
+        Backend stream, raw handle, torch or CuPy stream, or a ``__cuda_stream__`` object; None
+        is torch's (CuPy's) current stream when an array is a torch tensor (CuPy array), else
+        the backend's default stream.
     check_bounds : bool
         True: an eager call synchronizes the stream and raises on a bad index. False: never
         synchronizes; bad indices are skipped (the call writes nothing) and reported by
@@ -216,9 +218,9 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     check) whatever its size. Capturable once the stream is warmed (:func:`prewarm`, or one eager
     call on it): under capture nothing synchronizes and a bad index makes the replayed write a
     no-op and sets the stream's error record (:func:`check_errors`). Duplicate destination rows:
-    the highest source row wins. A repeated ``check_bounds=False`` call with the same array
-    objects and stream reuses launches bound on its second call (the arrays are assumed to keep
-    their shape, dtype and address).
+    the highest source row wins. A repeated ``check_bounds=False`` call with device arrays of
+    the same layouts (shape, strides, dtype, device) on the same stream reuses launches bound on
+    its second call, re-pointed at this call's arrays (fresh tensors every step included).
     """
     _require_arrays(dst=dst, src=src, idx=idx)
     be = _backend()

@@ -122,7 +122,10 @@ class GpuBackend(NumbaBackend):
         (``DriverBound.cells``): writing it re-points the launch (numba packs an array as meminfo,
         parent, size, itemsize, data, shape..., strides...).
         """
-        from numba.core import types as nbtypes
+        try:
+            from numba.cuda import types as nbtypes  # the dispatcher's own (numba-cuda's) types
+        except ImportError:  # numba-hip posing as numba.cuda: numba's
+            from numba.core import types as nbtypes
 
         grid = _dim3(grid)
         block = _dim3(block)
@@ -147,6 +150,8 @@ class GpuBackend(NumbaBackend):
                 cells = None  # not numba's packing as we know it: this launch is never re-pointed
                 break
             cells.append(cvals[at])
+        if cells is not None and len(cells) != sum(self.array_span(a) is not None for a in args):
+            cells = None  # an array argument not typed as one: never re-pointed (stale otherwise)
         arrays = [a for a, ty in zip(args, compiled.argument_types) if isinstance(ty, nbtypes.Array)]
         keep = [cvals, params, arrays, retr]  # the packed values must outlive every launch
         handle = stream.handle
