@@ -150,6 +150,8 @@ class Sampler:
         self._wrapped: dict = {}  # framework -> the outputs viewed in it
         self._param_cache: dict = {}
         self.stream = be.stream(stream)
+        if stream is not None and (type(stream).__module__ or "").startswith("torch"):
+            _io.note_torch_stream(self.stream.device, self.stream.handle)
         if not be.is_device:
             self.plan = None
             self.prewarm()
@@ -232,6 +234,8 @@ class Sampler:
         h = _io.current_stream(fw, dev)
         st = self._streams.get((h, dev))
         if st is None:
+            if fw == _io.TORCH:
+                _io.note_torch_stream(dev, h)
             if h == 0 and dev != self.stream.device:
                 V.fail("stream", f"a stream of device {dev} (where logits live; its default "
                        "stream is not the current device's: pass stream= or make it current)",

@@ -271,7 +271,10 @@ def call_stream(be, stream, *arrays):
     that is not the current one is refused: its handle means the current device's.
     """
     if stream is not None or not be.is_device:
-        return be.stream(stream)
+        st = be.stream(stream)
+        if stream is not None and (type(stream).__module__ or "").startswith("torch"):
+            note_torch_stream(st.device, st.handle)
+        return st
     for a in arrays:
         fw = framework_of(a)
         if fw is None:
@@ -284,6 +287,8 @@ def call_stream(be, stream, *arrays):
         sk = (id(be), h, dev)
         st = _streams.get(sk)
         if st is None:
+            if fw == TORCH:
+                note_torch_stream(dev, h)
             st = be.stream(h if h != 0 else None)
             if st.device != dev:
                 raise ValueError(
@@ -297,11 +302,25 @@ def call_stream(be, stream, *arrays):
     return be.stream(None)
 
 
+#: (device, handle) of torch streams calls ran on. torch hands its streams out of a per-device
+#: pool and never destroys them, so asking their capture status later is always defined (a
+#: destroyed stream's handle is not: rocsample asks no other stream it merely saw once)
+_durable: set = set()
+_DURABLE_MAX = 4096
+
+
+def note_torch_stream(device: int, handle: int) -> None:
+    """Remember a torch stream (see ``_durable``); bounded (torch's pools hold 32 per device
+    and priority, external streams aside)."""
+    if handle and len(_durable) < _DURABLE_MAX:
+        _durable.add((device, handle))
+
+
 def known_streams(device: int) -> set[int]:
-    """Handles of the framework streams of ``device`` rocsample can name: those calls ran on
-    (``call_stream``'s cache) and torch's and CuPy's current streams of this thread (asked only
+    """Handles of ``device``'s streams whose capture status can be asked safely now: the torch
+    streams calls ran on, and torch's and CuPy's current streams of this thread (asked only
     where that framework is imported and, for torch, has initialised CUDA)."""
-    out = {h for (_, h, d) in list(_streams) if d == device}
+    out = {h for (d, h) in list(_durable) if d == device}
     torch = sys.modules.get("torch")
     if torch is not None:
         try:

@@ -147,8 +147,11 @@ class ScratchPool:
         unseen (docs/SEMANTICS.md).
         """
         own = {h for (d, h), rec in list(self._captures.items()) if d == device and not rec.external}
-        handles = {k[1] for k in list(self._entries) if k[0] == device}
-        handles.update(interop.known_streams(device))
+        handles = interop.known_streams(device)
+        if rt.emulated:
+            # the emulation answers for any handle; a driver stream rocsample once saw may have
+            # been destroyed since, and asking a destroyed stream is undefined behaviour
+            handles.update(k[1] for k in list(self._entries) if k[0] == device)
         for h in handles:
             if not h or h in own:
                 continue

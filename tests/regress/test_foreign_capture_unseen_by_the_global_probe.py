@@ -5,10 +5,11 @@ the capture status of the legacy default stream, which fails while a *global* ca
 a blocking stream. torch's streams are non-blocking: inside ``torch.cuda.graph`` the probe read
 "no capture" (H200, torch 2.11, every capture mode), so a call on another stream grew its scratch
 (cuMemAlloc), freed a retired buffer (cuMemFree) or allocated its outputs during the user's
-capture, and torch raised cudaErrorStreamCaptureInvalidated. rocsample now also asks every
-stream it knows of (streams with scratch, framework streams calls ran on, torch's and CuPy's
-current streams) and refuses such a call with ``ScratchNotWarmed`` before any allocation, keeps
-retired buffers until no capture is seen, and holds numba's own frees meanwhile.
+capture, and torch raised cudaErrorStreamCaptureInvalidated. rocsample now also asks the
+streams it can safely ask (torch streams calls ran on, torch's and CuPy's current streams; under
+the emulation every stream with scratch) and refuses such a call with ``ScratchNotWarmed`` before
+any allocation, keeps retired buffers until no capture is seen, and holds numba's own frees
+meanwhile.
 
 The emulated runtime models the driver here: a capture on a ``non_blocking`` stream is not seen
 by the legacy-stream probe but is invalidated by an allocation all the same.
