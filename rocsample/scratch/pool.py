@@ -171,7 +171,11 @@ class ScratchPool:
         be = self.backend
         rt = be.runtime
         st = be.stream(stream)
-        if rt.capture_status(st) is not CaptureStatus.NONE:
+        try:
+            status = rt.capture_status(st)
+        except Exception as e:  # the legacy stream's query fails while a global capture is open
+            return f"a capture in progress on device {st.device} (stream status: {e})"
+        if status is not CaptureStatus.NONE:
             return f"the capture of stream {st.handle:#x} on device {st.device}"
         return self._allocation_blocker(rt, st.device)
 
@@ -200,8 +204,11 @@ class ScratchPool:
         if device in self._numba_held or be.cuda is None or not hasattr(be.cuda, "defer_cleanup"):
             return
         stack = contextlib.ExitStack()
-        with be.on_device(device):
+        if be.runtime.current_device() == device:  # (no context switch inside the capture)
             stack.enter_context(be.cuda.defer_cleanup())
+        else:
+            with be.on_device(device):
+                stack.enter_context(be.cuda.defer_cleanup())
         self._numba_held[device] = stack
 
     def _release_numba_frees(self, rt, device: int) -> None:

@@ -3,7 +3,9 @@
 #   1. the new regression tests on cuda (torch.cuda.graph both modes, raw capture, torch current
 #      stream, CuPy, DLPack, the binder's re-pointing, the one-off thread race)
 #   2. the host-overhead benchmark, fresh torch tensors vs the same object, with torch peers
-# Usage (repo root, on the GPU machine): bash tools/gpu/host.sh      Budget: ~150 s (cold JIT).
+# Usage (repo root, on the GPU machine): bash tools/gpu/host.sh
+# Budget: ~180 s with a cold numba cache (about 20 kernels compile, 3-5 s each), ~90 s warm
+# (after gate.sh in the same machine session: NUMBA_CACHE_DIR=/tmp/numba-cache is shared).
 # Success: "HOST TESTS rc=0" (junit in $OUT/host-tests.xml: 0 failures, 0 skips but cpu-only
 # ones) and $OUT/host.json + $OUT/host-summary.txt (host_us_median per case; targets: Sampler
 # <= 10 us fresh and same, one-off <= 30 us, set_rows <= 10 us).
