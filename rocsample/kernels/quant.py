@@ -96,8 +96,10 @@ def build(cuda):
         sign = U32(U32(h & 0x8000) << 16)
         e = U32(U32(h >> 10) & 0x1F)
         m = U32(h & 0x3FF)
-        if e == 31:
-            return U32(sign | U32(0x7F800000) | U32(m << 13))
+        if e == 31:  # inf, or a NaN made quiet as ggml's ggml_compute_fp16_to_fp32 does
+            if m != 0:
+                return U32(sign | U32(0x7FC00000) | U32(m << 13))
+            return U32(sign | U32(0x7F800000))
         if e == 0:
             if m == 0:
                 return sign

@@ -170,6 +170,11 @@ def build(cuda):
         # one value per thread and trip: any layout (the fallback)
         c = i64(cuda.threadIdx.x)
         ne0 = src.shape[3]
+        if src_f16 and dst_code == 1:  # f16 -> f16: the bits, NaN payloads included (as ggml)
+            while c < ne0:
+                dst[b3, b2, v, c] = src[b3, b2, r, c]
+                c += cuda.blockDim.x
+            return
         while c < ne0:
             u = load_f32_bits(src, b3, b2, r, c, src_f16)
             dst[b3, b2, v, c] = convert_bits(u, dst_code)
@@ -180,6 +185,8 @@ def build(cuda):
         """Two source values in one word (low half first) -> two destination values in one word."""
         w = U64(a)
         if src_f16:
+            if dst_code == 1:
+                return w  # f16 -> f16: the bits (as ggml's memcpy), NaN payloads included
             lo = f16_to_f32_bits(U32(w & U64(0xFFFF)))
             hi = f16_to_f32_bits(U32((w >> U64(16)) & U64(0xFFFF)))
         else:

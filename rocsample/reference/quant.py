@@ -83,7 +83,25 @@ def fp32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
 
 
 def fp16_bits_to_fp32(h: np.ndarray) -> np.ndarray:
-    return np.asarray(h, dtype=np.uint16).view(np.float16).astype(np.float32)
+    """IEEE half bits -> float32, exact; a NaN keeps sign and payload and comes out quiet.
+
+    That is ggml's ``ggml_compute_fp16_to_fp32`` (its portable code multiplies by 2**-112, which
+    quiets a signalling NaN; F16C's ``vcvtph2ps`` does the same): half 0x7C01 -> 0x7FC02000.
+    NumPy's own widening keeps the NaN signalling (0x7F802000).
+    """
+    h = np.asarray(h, dtype=np.uint16)
+    u = h.view(np.float16).astype(np.float32).view(np.uint32)
+    nan = (h & 0x7C00) == 0x7C00
+    nan &= (h & 0x3FF) != 0
+    return np.where(nan, u | np.uint32(0x400000), u).view(np.float32)
+
+
+def widen_rows(x: np.ndarray) -> np.ndarray:
+    """float32 or float16 rows as float32 (float16 by :func:`fp16_bits_to_fp32`: quiet NaNs)."""
+    x = np.asarray(x)
+    if x.dtype == np.float16:
+        return fp16_bits_to_fp32(x.view(np.uint16))
+    return x.astype(np.float32)
 
 
 # ---- helpers reproducing C conversions --------------------------------------------------------
@@ -282,7 +300,7 @@ def quantize_rows(x: np.ndarray, qtype: str, *, name: str = "src") -> np.ndarray
     Parameters
     ----------
     x : numpy.ndarray
-        float32 (or float16, widened exactly) array ``(..., ne0)``, ``ne0 % 32 == 0``, all finite.
+        float32 (or float16, widened exactly by :func:`fp16_bits_to_fp32`) array ``(..., ne0)``, ``ne0 % 32 == 0``, all finite.
     qtype : str
         One of ``q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl``.
     name : str
@@ -308,7 +326,7 @@ def quantize_rows(x: np.ndarray, qtype: str, *, name: str = "src") -> np.ndarray
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float16):
         raise TypeError(f"{name}: expected float32 or float16, got {x.dtype}")
-    x = x.astype(np.float32)
+    x = widen_rows(x)
     if x.ndim == 0 or x.shape[-1] % QK:
         raise ValueError(f"{name}: expected rows of a multiple of 32 values, got shape {x.shape}")
     bad = _first_nonfinite(x)
@@ -327,8 +345,15 @@ def quantize_rows(x: np.ndarray, qtype: str, *, name: str = "src") -> np.ndarray
 
 
 def convert_rows(x: np.ndarray, dst_type: str) -> np.ndarray:
-    """Convert float32/float16 rows to ``dst_type``'s storage (float32, uint16 bits, or blocks)."""
-    x = np.asarray(x).astype(np.float32)
+    """Convert float32/float16 rows to ``dst_type``'s storage (float32, uint16 bits, or blocks).
+
+    float16 rows to an f16 dst are copied bit for bit (ggml's CPU set_rows ``memcpy``s them, NaN
+    payloads included); to any other type they are widened first (:func:`widen_rows`).
+    """
+    x = np.asarray(x)
+    if dst_type == "f16" and x.dtype == np.float16:
+        return x.view(np.uint16).copy()
+    x = widen_rows(x)
     if dst_type == "f32":
         return x
     if dst_type == "f16":
