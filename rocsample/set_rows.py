@@ -174,9 +174,10 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
         must be contiguous). Host (NumPy) or device (``__cuda_array_interface__``); a NumPy dst on
         a GPU backend is copied over and back, synchronously.
     src : array
-        ``(d3, d2, n_src, ne0)`` float32 or float16; row strides (views) are fine.
+        ``(d3, d2, n_src, ne0)`` float32 or float16; any strides (views) are fine; its memory
+        must not overlap dst's.
     idx : array
-        ``(i3, i2, n_src)`` int32 or int64 with ``d3 % i3 == 0`` and ``d2 % i2 == 0``.
+        ``(i3, i2, n_src)`` int32 or int64 with ``d3 % i3 == 0`` and ``d2 % i2 == 0``; any strides.
     dst_type : str, optional
         The destination type; None infers f32 / f16 / bf16 from dst's dtype.
     stream : optional
@@ -351,11 +352,19 @@ def _vec_plan(cuda, dst4, src4, t, src_f16):
     return d, s
 
 
+def _on_device(be, a, name, st):
+    """A device view of ``a``: device arrays as they are (any strides: the kernels take them), a
+    NumPy array (any strides, negative too) copied over in C order, as the cpu backend reads it."""
+    if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return be.as_array(a, name, st)
+
+
 def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
     cuda = be.cuda
     ns = be.kernels(_kern.build)
-    d_src = be.as_array(src, "src", st)
-    d_idx = be.as_array(idx, "idx", st)
+    d_src = _on_device(be, src, "src", st)
+    d_idx = _on_device(be, idx, "idx", st)
     src_f16 = _validate.dtype_of(d_src) == "float16"
     src4 = _expand(cuda, d_src.view(np.uint16 if src_f16 else np.uint32), 4)
     quant = t in BLOCK_BYTES

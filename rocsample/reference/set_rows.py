@@ -80,6 +80,9 @@ def plan_shapes(dst, src, idx, dst_type):
             fail("src", f"rows of a multiple of {QK} values for a {dst_type} dst", f"ne0={ne0}")
         width = ne0 // QK * BLOCK_BYTES[dst_type]
         strides = getattr(dst, "strides", None)
+        if strides is None or callable(strides):  # torch: .stride() counts elements; use the CAI
+            cai = getattr(dst, "__cuda_array_interface__", None)
+            strides = cai.get("strides") if cai else None  # None: C-contiguous
         if strides is not None and len(dsh) and dsh[-1] > 1 and tuple(strides)[-1] != 1:
             fail("dst", f"contiguous rows of {dst_type} blocks", f"row stride {tuple(strides)[-1]} bytes")
         what = f"{width} bytes per row ({ne0} values of {dst_type}, {BLOCK_BYTES[dst_type]} bytes per 32)"
