@@ -201,9 +201,10 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
         left byte-for-byte unchanged.
     ValueError, TypeError
         Shape / broadcast mismatches, ne0 not a multiple of 32 for a quantized dst, wrong dtypes,
-        a dst too small, non-contiguous quantized rows, non-finite src for a quantized dst
-        (host src always; device src in eager checked calls), device arrays on two devices or
-        a stream of another device — all before any launch.
+        a dst too small, non-contiguous quantized rows, a read-only dst, src or idx whose
+        memory overlaps dst's, non-finite src for a quantized dst (host src always; device src
+        in eager checked calls), device arrays on two devices or a stream of another device —
+        all before any launch.
 
     Example
     -------
@@ -259,6 +260,8 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
 def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
     t = _ref.resolve_dst_type(dst, dst_type)
     d4, s4, i3, _ = _ref.plan_shapes(dst, src, idx, t)
+    _ref.check_writable(dst, "dst")
+    _ref.check_apart(dst, src=src, idx=idx)
     if s4[0] * s4[1] * s4[2] * s4[3] == 0:
         return dst
     if t in BLOCK_BYTES and isinstance(src, np.ndarray):
@@ -477,9 +480,27 @@ def _set_rows_cpu(be, dst, src, idx, dst_type, stream):
     return dst
 
 
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+
+
+def _check_position(position, n: int, advance: bool) -> int:
+    """A host position as a Python int in int64's range; to ``advance`` it by n, the advanced
+    value must be in range too. ValueError naming ``position`` otherwise (before anything runs)."""
+    p = int(position)
+    hi = _I64_MAX - n if advance else _I64_MAX
+    if not _I64_MIN <= p <= hi:
+        what = (f"an int64 position that can advance by n={n}: in [-2**63, 2**63 - 1 - {n}]" if advance
+                else "an int64 position: in [-2**63, 2**63 - 1]")
+        _validate.fail("position", what, p)
+    return p
+
+
 def _ring_idx(position: int, n: int, n_rows: int) -> np.ndarray:
-    """The ring rows of n new rows written from ``position`` (Python's %: negatives wrap)."""
-    return (int(position) + np.arange(n, dtype=np.int64)) % n_rows
+    """The ring rows of n new rows written from ``position``: ``(position + i) mod n_rows``
+    (Python's %: negatives wrap), exact for every int64 position (reduced before the add)."""
+    start = int(position) % n_rows
+    return (start + np.arange(n, dtype=np.int64)) % n_rows
 
 
 def _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance):
@@ -487,11 +508,17 @@ def _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance
     p = position if isinstance(position, np.ndarray) else np.asarray(position)
     if p.dtype != np.int64 or p.shape != (1,):
         _validate.fail("position", "an int or a 1-element int64 array", _validate.describe(position), TypeError)
+    if advance:
+        _ref.check_writable(p, "position")
     capturing = _capturing(be, st)
     k = _key(be, st)
+    if not capturing:
+        _check_position(p[0], n, advance)
 
     def run():
         # the position is read when the work runs (replay), not when it was recorded
+        if capturing:
+            _check_position(p[0], n, advance)
         idx = _ring_idx(p[0], n, n_rows)
         try:
             _ref.set_rows(dst, src, idx, dst_type=dst_type)
@@ -598,11 +625,15 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     dst, src, dst_type, stream, check_bounds
         As :func:`set_rows`; idx is made here (1-D, shared by every (d3, d2) slice).
     position : int or device array
-        The ring position of the first new row: a host integer, a 1-element int64 NumPy array
-        (read on the host; ``advance`` bumps it in place after the write), or a 1-element int64
-        device array (graph replay: update it with stream-ordered copies, or let ``advance`` bump it).
+        The ring position of the first new row, an int64 value (``[-2**63, 2**63 - 1]``): a host
+        integer, a 1-element int64 NumPy array (read on the host; ``advance`` bumps it in place
+        after the write), or a 1-element int64 device array (graph replay: update it with
+        stream-ordered copies, or let ``advance`` bump it). Rows are ``(position + i) mod n_rows``,
+        exact at every position.
     advance : bool
-        With a device ``position``: add n to it after the indices are made (on device).
+        With an array ``position`` (writable): add n to it after the indices are made (on the
+        device for a device position, where it wraps like an int64 counter past 2**63 - 1; a
+        NumPy position that would pass 2**63 - 1 is refused).
 
     Returns
     -------
@@ -612,8 +643,9 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     Raises
     ------
     ValueError, TypeError
-        As :func:`set_rows`, before the position is read or advanced; a negative position is
-        wrapped like Python's ``%``.
+        As :func:`set_rows`, before the position is read or advanced; a position outside int64,
+        or a read-only one with ``advance``, by name. A negative position is wrapped like
+        Python's ``%``.
 
     Example
     -------
@@ -634,17 +666,19 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     if n_rows <= 0:
         _validate.fail("dst", "at least one row in the ring", f"shape {tuple(dst.shape)}")
     if isinstance(position, (int, np.integer)) and not isinstance(position, bool):
-        idx = _ring_idx(position, n, n_rows)
+        idx = _ring_idx(_check_position(position, n, False), n, n_rows)
         return set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
     if not be.is_device:
         return _ring_write_cpu(be, dst, src, position, n, n_rows, dst_type, stream, advance)
     st = be.stream(stream)
     if _validate.dtype_of(position) != "int64" or tuple(position.shape) != (1,):
         _validate.fail("position", "an int or a 1-element int64 device array", _validate.describe(position), TypeError)
+    if advance:
+        _ref.check_writable(position, "position")
     if isinstance(position, np.ndarray):
         # a host position: read now and, with advance, bumped in place after the write (as on cpu)
         be.check_not_capturing(st, "position: reading a NumPy position")
-        idx = _ring_idx(position[0], n, n_rows)
+        idx = _ring_idx(_check_position(position[0], n, advance), n, n_rows)
         set_rows(dst, src, idx, dst_type=dst_type, stream=stream, check_bounds=check_bounds)
         if advance:
             position[0] += n
@@ -652,6 +686,8 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     # everything set_rows checks, checked before the index kernel runs (it may advance position)
     t = _ref.resolve_dst_type(dst, dst_type)
     _ref.plan_shapes(dst, src, np.broadcast_to(np.int64(0), (n,)), t)
+    _ref.check_writable(dst, "dst")
+    _ref.check_apart(dst, src=src)
     _check_devices(be, st, (("dst", dst), ("src", src), ("position", position)))
     ns = be.kernels(_kern.build)
     d_pos = be.as_array(position, "position", st)

@@ -72,6 +72,8 @@ def build(cuda):
     U32 = np.uint32
     U64 = np.uint64
     NONE = NO_ERROR
+    I64_MAX = np.int64(2**63 - 1)
+    I64_MIN = np.int64(-(2**63))
     QROWS = _QROWS_SHARED
     QPAD = _QPAD
     SH = QROWS * QPAD
@@ -506,19 +508,24 @@ def build(cuda):
 
     @cuda.jit(cache=JIT_CACHE)
     def _ring_index_kernel(position, out, n_rows, advance):
-        # out[i] = (position + i) mod n_rows; then optionally position += n (one thread block)
+        # out[i] = (position + i) mod n_rows, exact for every int64 position (reduced before the
+        # add, so nothing overflows); then optionally position += n, wrapping in two's complement
+        # past 2**63 - 1 like any int64 counter, computed without an overflowing add (one block)
         p = i64(position[0])
-        n = out.shape[0]
+        n = i64(out.shape[0])
+        start = p % n_rows
+        if start < 0:
+            start += n_rows
         i = i64(cuda.threadIdx.x)
         while i < n:
-            q = (p + i) % n_rows
-            if q < 0:
-                q += n_rows
-            out[i] = q
+            out[i] = (start + i) % n_rows
             i += cuda.blockDim.x
         cuda.syncthreads()
         if advance != 0 and cuda.threadIdx.x == 0:
-            position[0] = p + n
+            if p > I64_MAX - n:
+                position[0] = (p - (I64_MAX - n) - 1) + I64_MIN
+            else:
+                position[0] = p + n
 
     return types.SimpleNamespace(
         _set_rows_reset_kernel=_set_rows_reset_kernel,

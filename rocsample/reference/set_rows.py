@@ -106,6 +106,65 @@ def plan_shapes(dst, src, idx, dst_type):
     return d4, s4, i3, width
 
 
+def memory_extent(arr):
+    """(address space, first byte, one past the last byte, read-only) of an array's memory, or None
+    for an empty array or an object that shows no buffer. NumPy arrays (and the simulator's
+    device arrays, NumPy underneath) are "host"; ``__cuda_array_interface__`` arrays are "device"
+    (one unified virtual address space across devices). Negative strides count downwards."""
+    if isinstance(arr, np.ndarray) or hasattr(arr, "_ary"):
+        a = arr if isinstance(arr, np.ndarray) else arr._ary
+        ai = a.__array_interface__
+        ptr, ro = ai["data"]
+        ro = ro or not a.flags.writeable
+        shape, strides, itemsize, space = a.shape, a.strides, a.itemsize, "host"
+    else:
+        cai = getattr(arr, "__cuda_array_interface__", None)
+        if cai is None:
+            return None
+        ptr, ro = cai["data"]
+        shape = tuple(cai["shape"])
+        itemsize = np.dtype(cai["typestr"]).itemsize
+        strides = cai.get("strides")
+        if strides is None:
+            strides, acc = [], itemsize
+            for n in reversed(shape):
+                strides.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(strides))
+        space = "device"
+    if 0 in shape or ptr is None:
+        return None
+    lo = hi = int(ptr)
+    for n, st in zip(shape, strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return space, lo, hi + itemsize, bool(ro)
+
+
+def check_writable(arr, name: str) -> None:
+    """ValueError naming ``name`` when its memory is read-only (before anything is read or run)."""
+    e = memory_extent(arr)
+    if e is not None and e[3]:
+        fail(name, "a writable array (it is written in place)", f"a read-only {describe(arr)}")
+
+
+def check_apart(dst, **others) -> None:
+    """ValueError naming the first array of ``others`` whose memory overlaps dst's (SPEC §3: src
+    overlapping dst is refused; idx too): compared by address range, so two views that interleave
+    without sharing a byte are refused as well."""
+    d = memory_extent(dst)
+    if d is None:
+        return
+    for name, a in others.items():
+        e = memory_extent(a)
+        if e is not None and e[0] == d[0] and e[1] < d[2] and d[1] < e[2]:
+            common = min(d[2], e[2]) - max(d[1], e[1])
+            fail(name, "memory apart from dst's (set_rows does not read what it overwrites)",
+                 f"an {describe(a)} whose address range overlaps dst's by {common} bytes")
+
+
 def first_bad_index(idx3: np.ndarray, n_rows: int):
     """(flat position, value) of the first out-of-range index in C order, or None."""
     bad = (idx3 < 0) | (idx3 >= n_rows)
@@ -183,6 +242,8 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     idx = np.asarray(idx)
     t = resolve_dst_type(dst, dst_type)
     d4, s4, i3, _ = plan_shapes(dst, src, idx, t)
+    check_writable(dst, "dst")
+    check_apart(dst, src=src, idx=idx)
     if src.size == 0:  # zero-size: nothing is read or written
         return dst
     idx3 = idx.reshape(i3)
