@@ -355,6 +355,42 @@ def _vec_plan(cuda, dst4, src4, t, src_f16):
     return d, s
 
 
+def _byte_words(cuda, arr4):
+    """A 4-D uint8 array as a flat 1-D array of uint32 words and the word strides of its three
+    row axes; None unless every row starts on a whole word (the rows' last bytes may be a partial
+    word: the flat view ends at the last whole word, and the kernels write the rest by byte)."""
+    ptr, shape, strides, _ = _layout(arr4)
+    if 0 in shape or ptr % 4 or strides[3] != 1:
+        return None
+    ws = []
+    for n, sb in zip(shape[:3], strides[:3]):
+        if n == 1:
+            ws.append(0)
+            continue
+        if sb < 0 or sb % 4:
+            return None
+        ws.append(sb // 4)
+    words = (sum((n - 1) * w * 4 for n, w in zip(shape[:3], ws)) + shape[3]) // 4
+    if hasattr(arr4, "_ary"):
+        a = arr4._ary
+        flat = np.lib.stride_tricks.as_strided(a, shape=(words * 4,), strides=(1,)).view(np.uint32)
+        return type(arr4)(flat), ws
+    cai = {"shape": (words,), "strides": None, "typestr": "<u4", "data": (ptr, False), "version": 3}
+    return cuda.from_cuda_array_interface(cai, owner=arr4, sync=False), ws
+
+
+def _quant_plan(cuda, dst4, src4, src_f16):
+    """Word views of dst (uint32) and src (two values per word) for the word quant kernels, or
+    None (the byte kernels: a row of src or dst that does not start on a whole word)."""
+    d = _byte_words(cuda, dst4)
+    if d is None:
+        return None
+    s = _word_view(cuda, src4, 4 if src_f16 else 8)
+    if s is None:
+        return None
+    return d, s
+
+
 def _on_device(be, a, name, st):
     """A device view of ``a``: device arrays as they are (any strides: the kernels take them), a
     NumPy array (any strides, negative too) copied over in C order, as the cpu backend reads it."""
@@ -396,9 +432,13 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
     warp = be.warp_size(st.device)
     grid = min(_MAX_GRID, n_chk)
     vec = None if quant else _vec_plan(cuda, dst4, src4, t, src_f16)
+    qwords = _quant_plan(cuda, dst4, src4, src_f16) if quant else None
     if quant:
         block = min(_QUANT_BLOCK, _round_up(ne0 // 32, warp))
         code = (QTYPE_CODES[t], BLOCK_BYTES[t])
+        if qwords is not None:
+            (qd, (qd3, qd2, qdr)), (qs, (qs3, qs2, qsr)) = qwords
+            qargs = (dst4, qd, qd3, qd2, qdr, qs, qs3, qs2, qsr, d3, d2)
     else:
         block = min(_VEC_BLOCK, _round_up(ne0 // 2, warp)) if vec else min(_FLOAT_BLOCK, _round_up(ne0, warp))
         code = (FLOAT_CODES[t],)
@@ -418,10 +458,14 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
         else:
             err = sticky  # the kernel reports into the sticky record directly: no scratch at all
         tail = (idx3, err, use_winner, record, site, src_f16, *code)
-        if quant:
-            L.append((ns._set_rows_fused_quant_kernel, grid, block, (dst4, src4, *tail)))
+        if qwords is not None:
+            L.append((ns._set_rows_fused_quant_kernel, grid, block, (*qargs, ne0 // 32, *tail)))
+        elif quant:
+            L.append((ns._set_rows_fused_quant_bytes_kernel, grid, block, (dst4, src4, *tail)))
         elif vec is not None:
-            L.append((ns._set_rows_fused_vec_kernel, grid, block, (*words, ne0 // 2, n_rows, *tail)))
+            parts = -(-(ne0 // 2) // (4 * block))  # tiles of 4 words per thread
+            L.append((ns._set_rows_fused_vec_kernel, min(_MAX_GRID, n_chk * parts), block,
+                      (*words, ne0 // 2, n_rows, parts, *tail)))
         else:
             L.append((ns._set_rows_fused_float_kernel, grid, block, (dst4, src4, *tail)))
     else:
@@ -441,8 +485,10 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
         if finite_checked:
             L.append((ns._set_rows_finite_kernel, *flat(n_chk * ne0), (src4, slot, src_f16)))
         tail = (idx3, winner, slot, sticky, use_winner, record, site, src_f16, *code)
-        if quant:
-            L.append((ns._set_rows_quant_kernel, grid, block, (dst4, src4, *tail)))
+        if qwords is not None:
+            L.append((ns._set_rows_quant_kernel, grid, block, (*qargs, n_src, ne0 // 32, *tail)))
+        elif quant:
+            L.append((ns._set_rows_quant_bytes_kernel, grid, block, (dst4, src4, *tail)))
         elif vec is not None:
             L.append((ns._set_rows_vec_kernel, grid, block, (*words, n_src, ne0 // 2, n_rows, *tail)))
         else:

@@ -56,6 +56,8 @@ from . import quant as _quant
 NO_ERROR = np.int64(2**63 - 1)
 _QROWS_SHARED = 128  # 32-value blocks staged per pass in the quant kernel (128 * 33 * 4 B)
 _QPAD = 33  # shared row stride of a staged block: avoids 32-way bank conflicts
+_QMAX_BPB = 34  # the largest block (q8_0): bytes of one chunk's output staged in shared memory
+_QLOADS = 8  # source words in flight per thread while a chunk is staged
 
 
 def build(cuda):
@@ -77,6 +79,7 @@ def build(cuda):
     QROWS = _QROWS_SHARED
     QPAD = _QPAD
     SH = QROWS * QPAD
+    SOUT = QROWS * _QMAX_BPB // 4  # uint32 words of one chunk's quantized bytes
 
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_reset_kernel(winner, slot):
@@ -245,6 +248,94 @@ def build(cuda):
                     xb[j] = sh[tid * QPAD + j]
                 quantize_block(qcode, xb, dst, b3, b2, v, (cb + tid) * bpb)
             cuda.syncthreads()
+            cb += nthr
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _stage_pair(sh, e, u0, u1):
+        # values e and e + 1 of a chunk (e even: both in block e // 32) into the padded stage
+        k = (e >> U64(5)) * U64(QPAD) + (e & U64(31))
+        sh[k] = f32_from_bits(u0)
+        sh[k + U64(1)] = f32_from_bits(u1)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _stage_word(sh, w, a, src_f16):
+        # source word w of a chunk (two values: uint64 of two f32, or uint32 of two f16 bits)
+        x = U64(a)
+        if src_f16:
+            _stage_pair(sh, U64(2) * w, f16_to_f32_bits(U32(x & U64(0xFFFF))),
+                        f16_to_f32_bits(U32((x >> U64(16)) & U64(0xFFFF))))
+        else:
+            _stage_pair(sh, U64(2) * w, U32(x & U64(0xFFFFFFFF)), U32(x >> U64(32)))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
+                         src_f16, qcode, bpb):
+        # The row in chunks of up to blockDim 32-value blocks; per chunk:
+        # 1. stage: its source words (two values each, 16 per block) are loaded whole, _QLOADS in
+        #    flight per thread, coalesced, and unpacked as float32 into the padded shared stage;
+        # 2. quantize: thread t quantizes block t of the chunk from the stage (its 32 values
+        #    into registers; bank-conflict free thanks to the pad), writing its bytes into the
+        #    shared output bytes `so8` (the same quantizer code as every other path);
+        # 3. copy out: the chunk's bytes go to dst as whole uint32 words (the chunk starts on a
+        #    word: cb * bpb with cb a multiple of blockDim, bpb even), the last 2 bytes of an odd
+        #    chunk of 18/22/34-byte blocks by byte.
+        # Called by every thread of the block (it synchronizes). The next chunk's stage is written
+        # only after the barrier that follows this chunk's quantize phase, and its output only
+        # after the barrier that follows the next stage: two barriers per chunk suffice.
+        tid = cuda.threadIdx.x
+        nthr = cuda.blockDim.x
+        nt = U64(nthr)
+        cb = i64(0)
+        while cb < nblk:
+            n = nblk - cb
+            if n > nthr:
+                n = nthr
+            nw = U64(n) * U64(16)
+            base = U64(soff) + U64(cb) * U64(16)
+            w = U64(tid)
+            while w + U64(7) * nt < nw:
+                a0 = sflat[base + w]
+                a1 = sflat[base + w + nt]
+                a2 = sflat[base + w + U64(2) * nt]
+                a3 = sflat[base + w + U64(3) * nt]
+                a4 = sflat[base + w + U64(4) * nt]
+                a5 = sflat[base + w + U64(5) * nt]
+                a6 = sflat[base + w + U64(6) * nt]
+                a7 = sflat[base + w + U64(7) * nt]
+                _stage_word(sh, w, a0, src_f16)
+                _stage_word(sh, w + nt, a1, src_f16)
+                _stage_word(sh, w + U64(2) * nt, a2, src_f16)
+                _stage_word(sh, w + U64(3) * nt, a3, src_f16)
+                _stage_word(sh, w + U64(4) * nt, a4, src_f16)
+                _stage_word(sh, w + U64(5) * nt, a5, src_f16)
+                _stage_word(sh, w + U64(6) * nt, a6, src_f16)
+                _stage_word(sh, w + U64(7) * nt, a7, src_f16)
+                w += U64(8) * nt
+            while w + nt < nw:
+                a0 = sflat[base + w]
+                a1 = sflat[base + w + nt]
+                _stage_word(sh, w, a0, src_f16)
+                _stage_word(sh, w + nt, a1, src_f16)
+                w += U64(2) * nt
+            if w < nw:
+                _stage_word(sh, w, sflat[base + w], src_f16)
+            cuda.syncthreads()
+            if tid < n:
+                for j in range(32):
+                    xb[j] = sh[tid * QPAD + j]
+                quantize_block(qcode, xb, so8, 0, 0, 0, tid * bpb)
+            cuda.syncthreads()
+            nbytes = U64(n) * U64(bpb)
+            nwd = nbytes >> U64(2)
+            dbase = U64(doff) + ((U64(cb) * U64(bpb)) >> U64(2))
+            k = U64(tid)
+            while k < nwd:
+                dflat[dbase + k] = so[k]
+                k += nt
+            tail = nbytes - (nwd << U64(2))
+            if U64(tid) < tail:
+                c = nwd * U64(4) + U64(tid)
+                dst[b3, b2, v, i64(cb * bpb) + i64(c)] = so8[0, 0, 0, c]
             cb += nthr
 
     # ---- the single-launch (fused) path ---------------------------------------------------
@@ -423,9 +514,11 @@ def build(cuda):
             _record(idx, slot, sticky, record, site)
 
     @cuda.jit(cache=JIT_CACHE)
-    def _set_rows_quant_kernel(
+    def _set_rows_quant_bytes_kernel(
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
     ):
+        # the fallback for rows that do not start on whole words (src or dst): element loads,
+        # one byte store per quantized byte
         if slot[0] != NONE or slot[2] != NONE:
             if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
                 _record(idx, slot, sticky, record, site)
@@ -464,30 +557,87 @@ def build(cuda):
                 _write_row(dst, src, b3, b2, r, v, src_f16, dst_code)
             row += cuda.gridDim.x
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _tile_index(tile, parts, d3, d2, n_src):
+        """(b3, b2, r, part) of a tile: source row (b3, b2, r), words part * 4 * blockDim on.
+        No 64-bit division on the decode shapes (one part per row, one (d3, d2) slice)."""
+        row = tile
+        part = i64(0)
+        if parts != 1:
+            row = tile // parts
+            part = tile - row * parts
+        if d3 == 1 and d2 == 1:
+            return i64(0), i64(0), row, part, row
+        b3, b2, r = _row_index(row, d2, n_src)
+        return b3, b2, r, part, row
+
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_fused_vec_kernel(
-        dflat, sflat, ds3, ds2, dsr, ss3, ss2, ssr, d3, d2, nvec, n_rows,
+        dflat, sflat, ds3, ds2, dsr, ss3, ss2, ssr, d3, d2, nvec, n_rows, parts,
         idx, err, use_winner, record, site, src_f16, dst_code
     ):
+        # One launch, rows split in tiles of 4 * blockDim words (parts per row) so that a decode
+        # row spreads over several blocks and every thread moves at most 4 words, all loads in
+        # flight before its first store. The block's first tile is loaded before idx is
+        # validated (reading src is always safe), so the two loads overlap; nothing is stored
+        # before the verdict.
         shi = cuda.shared.array(2, np.int64)
+        n_src = idx.shape[2]
+        tiles = i64(d3) * i64(d2) * i64(n_src) * i64(parts)
+        nt = U64(cuda.blockDim.x)
+        n = U64(nvec)
+        tile = i64(cuda.blockIdx.x)
+        a0 = U64(0)
+        a1 = U64(0)
+        a2 = U64(0)
+        a3 = U64(0)
+        c = U64(0)
+        if tile < tiles:
+            b3, b2, r, part, row = _tile_index(tile, parts, d3, d2, n_src)
+            soff = U64(b3 * ss3 + b2 * ss2 + r * ssr)
+            c = U64(part) * U64(4) * nt + U64(cuda.threadIdx.x)
+            if c < n:
+                a0 = U64(sflat[soff + c])
+            if c + nt < n:
+                a1 = U64(sflat[soff + c + nt])
+            if c + U64(2) * nt < n:
+                a2 = U64(sflat[soff + c + U64(2) * nt])
+            if c + U64(3) * nt < n:
+                a3 = U64(sflat[soff + c + U64(3) * nt])
         bad = _fused_first_bad(idx, n_rows, shi)
         _fused_report(idx, err, record, site, bad)
         if bad != NONE:
             return
-        n_src = idx.shape[2]
-        total_rows = i64(d3) * i64(d2) * i64(n_src)
-        row = i64(cuda.blockIdx.x)
-        while row < total_rows:
-            b3, b2, r = _row_index(row, d2, n_src)
+        first = True
+        while tile < tiles:
+            b3, b2, r, part, row = _tile_index(tile, parts, d3, d2, n_src)
+            c = U64(part) * U64(4) * nt + U64(cuda.threadIdx.x)
+            if not first:
+                soff = U64(b3 * ss3 + b2 * ss2 + r * ssr)
+                if c < n:
+                    a0 = U64(sflat[soff + c])
+                if c + nt < n:
+                    a1 = U64(sflat[soff + c + nt])
+                if c + U64(2) * nt < n:
+                    a2 = U64(sflat[soff + c + U64(2) * nt])
+                if c + U64(3) * nt < n:
+                    a3 = U64(sflat[soff + c + U64(3) * nt])
+            first = False
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:
-                soff = U64(b3 * ss3 + b2 * ss2 + r * ssr)
                 doff = U64(b3 * ds3 + b2 * ds2 + v * dsr)
-                _write_row_vec(dflat, sflat, doff, soff, nvec, src_f16, dst_code)
-            row += cuda.gridDim.x
+                if c < n:
+                    dflat[doff + c] = _pair(a0, src_f16, dst_code)
+                if c + nt < n:
+                    dflat[doff + c + nt] = _pair(a1, src_f16, dst_code)
+                if c + U64(2) * nt < n:
+                    dflat[doff + c + U64(2) * nt] = _pair(a2, src_f16, dst_code)
+                if c + U64(3) * nt < n:
+                    dflat[doff + c + U64(3) * nt] = _pair(a3, src_f16, dst_code)
+            tile += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
-    def _set_rows_fused_quant_kernel(dst, src, idx, err, use_winner, record, site, src_f16, qcode, bpb):
+    def _set_rows_fused_quant_bytes_kernel(dst, src, idx, err, use_winner, record, site, src_f16, qcode, bpb):
         shi = cuda.shared.array(2, np.int64)
         sh = cuda.shared.array(SH, np.float32)
         xb = cuda.local.array(32, np.float32)
@@ -504,6 +654,62 @@ def build(cuda):
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:  # uniform over the thread block
                 _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb)
+            row += cuda.gridDim.x
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_quant_kernel(
+        dst, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, n_src, nblk,
+        idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
+    ):
+        # After reset + check: as _set_rows_quant_bytes_kernel on word views (_quant_row_words).
+        # dst (uint8, 4-D) takes only the last bytes of odd chunks; row (b3, b2, v) of dst starts
+        # at uint32 word b3*ds3 + b2*ds2 + v*dsr of dflat, row (b3, b2, r) of src at word
+        # b3*ss3 + b2*ss2 + r*ssr of sflat.
+        if slot[0] != NONE or slot[2] != NONE:
+            if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
+                _record(idx, slot, sticky, record, site)
+            return
+        sh = cuda.shared.array(SH, np.float32)
+        so = cuda.shared.array(SOUT, np.uint32)
+        so8 = so.view(np.uint8)[None, None, None, :]
+        xb = cuda.local.array(32, np.float32)
+        n_rows = dst.shape[2]
+        total_rows = i64(d3) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
+            if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
+                _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
+                                 src_f16, qcode, bpb)
+            row += cuda.gridDim.x
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _set_rows_fused_quant_kernel(
+        dst, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, nblk,
+        idx, err, use_winner, record, site, src_f16, qcode, bpb
+    ):
+        # One launch: validate idx (every block), then as _set_rows_quant_kernel.
+        shi = cuda.shared.array(2, np.int64)
+        sh = cuda.shared.array(SH, np.float32)
+        so = cuda.shared.array(SOUT, np.uint32)
+        so8 = so.view(np.uint8)[None, None, None, :]
+        xb = cuda.local.array(32, np.float32)
+        bad = _fused_first_bad(idx, dst.shape[2], shi)
+        _fused_report(idx, err, record, site, bad)
+        if bad != NONE:
+            return
+        n_src = idx.shape[2]
+        total_rows = i64(d3) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        while row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
+            if v >= 0:  # uniform over the thread block
+                _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
+                                 src_f16, qcode, bpb)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -535,9 +741,11 @@ def build(cuda):
         _set_rows_float_kernel=_set_rows_float_kernel,
         _set_rows_vec_kernel=_set_rows_vec_kernel,
         _set_rows_quant_kernel=_set_rows_quant_kernel,
+        _set_rows_quant_bytes_kernel=_set_rows_quant_bytes_kernel,
         _set_rows_fused_float_kernel=_set_rows_fused_float_kernel,
         _set_rows_fused_vec_kernel=_set_rows_fused_vec_kernel,
         _set_rows_fused_quant_kernel=_set_rows_fused_quant_kernel,
+        _set_rows_fused_quant_bytes_kernel=_set_rows_fused_quant_bytes_kernel,
         quant=q,
         QROWS=QROWS,
     )

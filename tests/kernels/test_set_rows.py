@@ -149,6 +149,46 @@ def test_strided_src_and_dst_rows(backend, rng, t):
     assert_bytes_equal(got, want, t)
 
 
+QUANT_LAYOUTS = [
+    # (name, src column offset, dst byte offset, expected kernel family)
+    ("words", 0, 0, "words"),
+    ("src_row_mid_word", 1, 0, "bytes"),  # f32 rows starting on an odd value: no uint64 words
+    ("dst_row_mid_word", 0, 2, "bytes"),  # dst rows 2 bytes past a word: no uint32 words
+]
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("layout", QUANT_LAYOUTS, ids=[q[0] for q in QUANT_LAYOUTS])
+@pytest.mark.parametrize("t", ["q8_0", "q5_0", "iq4_nl"] if SIM else QUANT_TYPES)
+def test_quant_word_and_byte_kernels(backend, rng, launches, path, t, layout, checked):
+    # the word kernels (whole-word loads and stores, staged in shared memory) take rows that
+    # start on whole words; anything else takes the byte kernels: the same bytes either way.
+    # 3 blocks per row: an odd chunk of 18/22/34-byte blocks ends in 2 bytes written by byte.
+    name, soff, doff, family = layout
+    ne0, n_src, n_rows = 96, 3, 5
+    bpb = BLOCK_BYTES[t]
+    src_big = (rng.standard_normal((n_src, ne0 + 2)) * 3).astype(np.float32)
+    width = ne0 // 32 * bpb
+    dst_big = rng.integers(0, 256, (n_rows, (width + 3) // 4 * 4 + 4), dtype=np.uint8)  # word rows
+    idx = np.array([4, 0, 2], np.int64)
+    ssl, dsl = np.s_[:, soff:soff + ne0], np.s_[:, doff:doff + ne0 // 32 * bpb]
+    want = dst_big.copy()
+    ref.set_rows(want[dsl], np.ascontiguousarray(src_big[ssl]), idx, dst_type=t)
+    if not backend.is_device:
+        got = dst_big.copy()
+        sr.set_rows(got[dsl], src_big[ssl], idx, dst_type=t, check_bounds=checked)
+        assert_bytes_equal(got, want, f"{t} {name}")
+        return
+    d = backend.as_array(dst_big, "dst")
+    sr.set_rows(d[dsl], backend.as_array(src_big, "src")[ssl], backend.as_array(idx, "idx"),
+                dst_type=t, check_bounds=checked)
+    assert_bytes_equal(backend.to_host(d), want, f"{t} {name}")
+    names = [getattr(k, "py_func", k).__name__ for k in launches]
+    quant = [n for n in names if "quant" in n]
+    assert len(quant) == 1, names
+    assert quant[0].endswith("_bytes_kernel") == (family == "bytes"), names
+
+
 def test_values_of_special_floats(backend):
     # NaN payloads, infinities, ties and half subnormals take the integer conversion paths
     vals = np.array([0x7F800001, 0xFFC00000, 0x7F800000, 0xFF800000, 0x3F808000, 0x3F818000,
@@ -373,8 +413,19 @@ def test_quant_kernel_has_no_fused_multiply_add(backend, rng):
         # checked (device src: the three-launch kernel) and unchecked (the single-launch kernel)
         assert_bytes_equal(run(backend, dst, src, np.array([2, 0]), t), want, t)
         assert_bytes_equal(run(backend, dst, src, np.array([2, 0]), t, check_bounds=False), want, t)
+    # a row that starts mid-word: the byte kernels too
+    src_odd = np.ascontiguousarray(np.pad(src, ((0, 0), (1, 0))))
+    for t in QUANT_TYPES:
+        dst = make_dst(t, (), 3, 64, rng)
+        want = expected(dst, src, np.array([2, 0]), t)
+        d = backend.as_array(dst, "dst")
+        s = backend.as_array(src_odd, "src")[:, 1:]
+        for cb in (True, False):
+            sr.set_rows(d, s, backend.as_array(np.array([2, 0]), "idx"), dst_type=t, check_bounds=cb)
+            assert_bytes_equal(backend.to_host(d), want, f"{t} bytes kernel")
     ns = backend.kernels(kern.build)
-    for name in ("_set_rows_quant_kernel", "_set_rows_fused_quant_kernel"):
+    for name in ("_set_rows_quant_kernel", "_set_rows_fused_quant_kernel",
+                 "_set_rows_quant_bytes_kernel", "_set_rows_fused_quant_bytes_kernel"):
         asm = getattr(ns, name).inspect_asm()
         assert asm, f"no compiled specialization of {name} to inspect"
         for sig, ptx in asm.items():

@@ -303,6 +303,23 @@ def test_paired_writes_match_reference(backend, rng, launches, path, one_warp, t
         assert paired in _kernel_used(launches)[0], launches
 
 
+@pytest.mark.parametrize("src_dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("t", ["f32", "f16", "bf16"])
+def test_rows_split_in_tiles(backend, rng, launches, one_warp, t, src_dtype):
+    # 520 values = 260 words: with 32 threads, tiles of 128 words give three parts per row, the
+    # last of 4 words; 2 x 3 source rows with a duplicate and broadcast idx make 18 tiles over 3
+    # blocks, so a block walks tiles of the same row and rows of other (b3, b2) slices
+    ne0 = 520
+    src = (rng.standard_normal((2, 3, ne0)) * 30).astype(src_dtype)
+    idx = np.array([[4, 1, 4]])  # broadcast over d3 = 2; source row 2 wins row 4
+    dst = make_dst(t, (2,), 5, ne0, rng)
+    for cb in (True, False):
+        got = run(backend, dst, src, idx, t, check_bounds=cb)
+        assert_bytes_equal(got, expected(dst, src, idx, t), f"{t} tiles, check_bounds={cb}")
+    if launches is not None:
+        assert _kernel_used(launches)[-1] == FUSED_VEC, launches
+
+
 def _special_bits():
     f32 = np.array([0x7F800001, 0xFFC00000, 0x7FBFE000, 0x7F800000, 0xFF800000, 0x3F808000,
                     0x3F818000, 0x33000001, 0x33000000, 0x38800000, 0x387FF000, 0x477FF000,
