@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# On the lent H200 (repo root), one call: issue #15 / #12 set_rows work.
+#   1. the set_rows tests on cuda (kernels, fused path, audits, set_rows / ring regressions),
+#   2. compute-sanitizer memcheck and racecheck over the word-quant, tiled-vec and reference tests,
+#   3. the set_rows benchmark with ggml's CUDA set_rows, torch index_copy_ and the NumPy reference
+#      as peers, into $OUT/set_rows.json (+ $OUT/set_rows.md, the tables).
+# Carry: .whl (numpy 2.4, via tools/gpu/env.sh) and .peers/lib (ggml peer, 2.3 MiB; build it here
+# first with `bash tools/peers/build_ggml.sh`: no GPU needed).
+# Budget ~240 s (cold numba cache): tests <= 100, memcheck <= 40, racecheck <= 40, bench <= 90.
+# Success: "passed" with no "failed" in step 1; "ERROR SUMMARY: 0 errors" and "RACECHECK
+# SUMMARY: 0 hazards" in step 2; set_rows.json with gpu_us for every impl/case/type and
+# vs_rocsample.rows_differing == 0 for every ggml case but iq4_nl.
+source tools/gpu/env.sh
+t0=$SECONDS
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c "from bench import ggml_peer as g; print('ggml peer:', g.library_path(), 'loaded' if g.load() else 'MISSING')"
+
+echo "== 1. set_rows tests on cuda"
+timeout 100 python3 -m pytest tests/kernels/test_set_rows.py tests/kernels/test_set_rows_fused.py \
+  tests/kernels/test_set_rows_errors_audit.py tests/regress -k "set_rows or ring" --backend cuda \
+  --run-slow -q -p no:cacheprovider -rfE --junitxml="$OUT/set_rows-tests.xml" > "$OUT/set_rows-tests.log" 2>&1
+echo "exit $? after $((SECONDS - t0)) s"
+grep -E "passed|failed|^FAILED|^ERROR" "$OUT/set_rows-tests.log" | head -20
+
+echo "== 2. compute-sanitizer (memcheck, racecheck)"
+# memcheck: every type through both launch plans and both quant kernel families; racecheck (slow
+# on shared memory): the word-quant and tiled-vec kernels plus the 4096-wide reference rows
+for tool in memcheck racecheck; do
+  if [ $tool = memcheck ]; then K="matches_reference or word_and_byte or tiles or f16_nan"
+  else K="word_and_byte or tiles or (matches_reference and 4096-11)"; fi
+  timeout 40 compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+    python3 -m pytest tests/kernels/test_set_rows.py tests/kernels/test_set_rows_fused.py \
+    tests/regress/test_set_rows_f16_nan_payload.py --backend cuda -q -p no:cacheprovider -x \
+    -k "$K" > "$OUT/set_rows-sanitize-$tool.log" 2>&1
+  echo "$tool exit $? after $((SECONDS - t0)) s"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed|Invalid|Race reported" \
+    "$OUT/set_rows-sanitize-$tool.log" | sort | uniq -c | head
+done
+
+echo "== 3. benchmark (ggml, torch, NumPy peers)"
+timeout 90 python3 -m pytest bench/test_set_rows.py --backend cuda -q -p no:cacheprovider \
+  --benchmark-json="$OUT/set_rows.json" --benchmark-max-time=0.05 --benchmark-min-rounds=3 \
+  --benchmark-columns=median,rounds > "$OUT/set_rows-bench.log" 2>&1
+echo "exit $? after $((SECONDS - t0)) s"
+grep -E "passed|failed|^FAILED|Error" "$OUT/set_rows-bench.log" | head -10
+python3 -m bench.set_rows_report "$OUT/set_rows.json" > "$OUT/set_rows.md" 2>&1 && cat "$OUT/set_rows.md"
+echo "total $((SECONDS - t0)) s"
