@@ -22,6 +22,20 @@ Larger calls are three launches on one stream:
    asked, into the sticky per-stream record that ``check_errors`` reads. Otherwise each source row
    whose index is valid and is the winner is converted and stored.
 
+Quantized rows (``_set_rows_quant_kernel`` / ``_set_rows_fused_quant_kernel``) are done in chunks
+of up to blockDim 32-value blocks of a row: the chunk's source is loaded as whole words (uint64 of
+two f32, uint32 of two f16; eight loads in flight per thread), coalesced, into a padded shared
+stage; thread t then quantizes block t from it (the same quantizer code, ``kernels.quant``) into a
+shared output buffer, and the chunk's bytes leave as whole uint32 words (an odd chunk of 18-,
+22- or 34-byte blocks ends in 2 bytes stored by byte). That needs rows of src starting on whole
+source words and rows of dst on whole uint32 words; other views take the ``_bytes`` kernels
+(element loads, one store per byte), which give the same bytes.
+
+The fused float kernel splits each row into tiles of ``4 * blockDim`` words (``parts`` per row),
+one tile per block and trip, so a decode row spreads over several blocks and each thread moves at
+most four words; a block's first tile is loaded before idx is validated (nothing is stored before
+the verdict), so the source and index loads overlap.
+
 Float rows are written two values at a time (``_vec`` kernels) when ne0 is even and every row of
 src and dst starts on a whole pair (8 bytes for f32, 4 for f16 / bf16): src and dst are then seen
 as flat 1-D arrays of uint64 (two f32) or uint32 (two halves) words, each thread loads four words
@@ -76,6 +90,8 @@ def build(cuda):
     NONE = NO_ERROR
     I64_MAX = np.int64(2**63 - 1)
     I64_MIN = np.int64(-(2**63))
+    Z64 = np.uint64(0)
+    ZERO8 = (Z64, Z64, Z64, Z64, Z64, Z64, Z64, Z64)
     QROWS = _QROWS_SHARED
     QPAD = _QPAD
     SH = QROWS * QPAD
@@ -268,8 +284,66 @@ def build(cuda):
             _stage_pair(sh, U64(2) * w, U32(x & U64(0xFFFFFFFF)), U32(x >> U64(32)))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def _load8(sflat, base, w, nt, nw):
+        """Source words w + k * nt (k < 8) of a chunk of nw words at base; 0 past its end."""
+        a0 = U64(0)
+        a1 = U64(0)
+        a2 = U64(0)
+        a3 = U64(0)
+        a4 = U64(0)
+        a5 = U64(0)
+        a6 = U64(0)
+        a7 = U64(0)
+        if w < nw:
+            a0 = U64(sflat[base + w])
+        if w + nt < nw:
+            a1 = U64(sflat[base + w + nt])
+        if w + U64(2) * nt < nw:
+            a2 = U64(sflat[base + w + U64(2) * nt])
+        if w + U64(3) * nt < nw:
+            a3 = U64(sflat[base + w + U64(3) * nt])
+        if w + U64(4) * nt < nw:
+            a4 = U64(sflat[base + w + U64(4) * nt])
+        if w + U64(5) * nt < nw:
+            a5 = U64(sflat[base + w + U64(5) * nt])
+        if w + U64(6) * nt < nw:
+            a6 = U64(sflat[base + w + U64(6) * nt])
+        if w + U64(7) * nt < nw:
+            a7 = U64(sflat[base + w + U64(7) * nt])
+        return a0, a1, a2, a3, a4, a5, a6, a7
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _stage8(sh, w, nt, nw, a, src_f16):
+        """Stage the words of _load8 (those inside the chunk)."""
+        if w < nw:
+            _stage_word(sh, w, a[0], src_f16)
+        if w + nt < nw:
+            _stage_word(sh, w + nt, a[1], src_f16)
+        if w + U64(2) * nt < nw:
+            _stage_word(sh, w + U64(2) * nt, a[2], src_f16)
+        if w + U64(3) * nt < nw:
+            _stage_word(sh, w + U64(3) * nt, a[3], src_f16)
+        if w + U64(4) * nt < nw:
+            _stage_word(sh, w + U64(4) * nt, a[4], src_f16)
+        if w + U64(5) * nt < nw:
+            _stage_word(sh, w + U64(5) * nt, a[5], src_f16)
+        if w + U64(6) * nt < nw:
+            _stage_word(sh, w + U64(6) * nt, a[6], src_f16)
+        if w + U64(7) * nt < nw:
+            _stage_word(sh, w + U64(7) * nt, a[7], src_f16)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _quant_first_words(sflat, soff, nblk):
+        """The first trip of a row's first chunk (what _quant_row_words would load first), for a
+        caller that issues it before validating idx (loading src is always safe)."""
+        n = nblk
+        if n > cuda.blockDim.x:
+            n = cuda.blockDim.x
+        return _load8(sflat, U64(soff), U64(cuda.threadIdx.x), U64(cuda.blockDim.x), U64(n) * U64(16))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
-                         src_f16, qcode, bpb):
+                         src_f16, qcode, bpb, pre, first):
         # The row in chunks of up to blockDim 32-value blocks; per chunk:
         # 1. stage: its source words (two values each, 16 per block) are loaded whole, _QLOADS in
         #    flight per thread, coalesced, and unpacked as float32 into the padded shared stage;
@@ -282,6 +356,7 @@ def build(cuda):
         # Called by every thread of the block (it synchronizes). The next chunk's stage is written
         # only after the barrier that follows this chunk's quantize phase, and its output only
         # after the barrier that follows the next stage: two barriers per chunk suffice.
+        # pre: `first` holds the first trip of the first chunk, already loaded (_quant_first_words).
         tid = cuda.threadIdx.x
         nthr = cuda.blockDim.x
         nt = U64(nthr)
@@ -293,6 +368,9 @@ def build(cuda):
             nw = U64(n) * U64(16)
             base = U64(soff) + U64(cb) * U64(16)
             w = U64(tid)
+            if pre and cb == 0:
+                _stage8(sh, w, nt, nw, first, src_f16)
+                w += U64(8) * nt
             while w + U64(7) * nt < nw:
                 a0 = sflat[base + w]
                 a1 = sflat[base + w + nt]
@@ -682,7 +760,7 @@ def build(cuda):
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
                 _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
                                  b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
-                                 src_f16, qcode, bpb)
+                                 src_f16, qcode, bpb, False, ZERO8)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -696,20 +774,28 @@ def build(cuda):
         so = cuda.shared.array(SOUT, np.uint32)
         so8 = so.view(np.uint8)[None, None, None, :]
         xb = cuda.local.array(32, np.float32)
+        n_src = idx.shape[2]
+        total_rows = i64(d3) * i64(d2) * i64(n_src)
+        row = i64(cuda.blockIdx.x)
+        # the first trip of the block's first row is loaded before idx is validated (the two
+        # loads overlap; it is staged, in shared memory only, after the verdict)
+        first = ZERO8
+        if row < total_rows:
+            b3, b2, r = _row_index(row, d2, n_src)
+            first = _quant_first_words(sflat, b3 * ss3 + b2 * ss2 + r * ssr, nblk)
         bad = _fused_first_bad(idx, dst.shape[2], shi)
         _fused_report(idx, err, record, site, bad)
         if bad != NONE:
             return
-        n_src = idx.shape[2]
-        total_rows = i64(d3) * i64(d2) * i64(n_src)
-        row = i64(cuda.blockIdx.x)
+        pre = True
         while row < total_rows:
             b3, b2, r = _row_index(row, d2, n_src)
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:  # uniform over the thread block
                 _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
                                  b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
-                                 src_f16, qcode, bpb)
+                                 src_f16, qcode, bpb, pre, first)
+            pre = False  # a skipped (duplicate) first row leaves its preload unused
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
