@@ -71,7 +71,6 @@ NO_ERROR = np.int64(2**63 - 1)
 _QROWS_SHARED = 128  # 32-value blocks staged per pass in the quant kernel (128 * 33 * 4 B)
 _QPAD = 33  # shared row stride of a staged block: avoids 32-way bank conflicts
 _QMAX_BPB = 34  # the largest block (q8_0): bytes of one chunk's output staged in shared memory
-_QLOADS = 8  # source words in flight per thread while a chunk is staged
 
 
 def build(cuda):
@@ -345,7 +344,7 @@ def build(cuda):
     def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
                          src_f16, qcode, bpb, pre, first):
         # The row in chunks of up to blockDim 32-value blocks; per chunk:
-        # 1. stage: its source words (two values each, 16 per block) are loaded whole, _QLOADS in
+        # 1. stage: its source words (two values each, 16 per block) are loaded whole, eight in
         #    flight per thread, coalesced, and unpacked as float32 into the padded shared stage;
         # 2. quantize: thread t quantizes block t of the chunk from the stage (its 32 values
         #    into registers; bank-conflict free thanks to the pad), writing its bytes into the
