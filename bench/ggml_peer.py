@@ -1,6 +1,6 @@
 """ggml's own CUDA set_rows as a benchmark peer, through its C API (ctypes).
 
-The library is built by ``tools/peers/build_ggml.sh`` into the git-ignored ``.peers/lib/``
+The library is built by ``tools/peers/build_ggml.sh`` into the git-ignored ``.peers/ggml/``
 (``libggml_set_rows.so``: ggml 0.25.3's ``ggml-cuda/set-rows.cu`` as vendored by the pinned
 llama-cpp-python sdist, plus ``tools/peers/ggml_set_rows_shim.cu``; ``libggml-base.so``: ggml's
 C API). An op is made once with ggml's ``ggml_init`` / ``ggml_new_tensor`` / ``ggml_set_rows`` on
@@ -31,7 +31,7 @@ def library_path() -> pathlib.Path:
     p = os.environ.get("ROCSAMPLE_GGML_PEER")
     if p:
         return pathlib.Path(p)
-    return pathlib.Path(__file__).resolve().parents[1] / ".peers" / "lib" / "libggml_set_rows.so"
+    return pathlib.Path(__file__).resolve().parents[1] / ".peers" / "ggml" / "libggml_set_rows.so"
 
 
 _lib = None

@@ -4,8 +4,9 @@
 #   2. compute-sanitizer memcheck and racecheck over the word-quant, tiled-vec and reference tests,
 #   3. the set_rows benchmark with ggml's CUDA set_rows, torch index_copy_ and the NumPy reference
 #      as peers, into $OUT/set_rows.json (+ $OUT/set_rows.md, the tables).
-# Carry: .whl (numpy 2.4, via tools/gpu/env.sh) and .peers/lib (ggml peer, 2.3 MiB; build it here
-# first with `bash tools/peers/build_ggml.sh`: no GPU needed).
+# Carry: .whl (numpy 2.4, via tools/gpu/env.sh; 17 MB) and .peers (its ggml/ is the ggml peer, 2.3 MiB,
+# built on the CPU machine first with `bash tools/peers/build_ggml.sh`; the rest is FlashInfer, 18 MB,
+# unused here: carrying only .peers/ggml is enough).
 # Budget ~240 s (cold numba cache; expected ~200): tests <= 100 (four processes at once),
 # memcheck <= 35, racecheck <= 35, bench <= 100 (kernels cached by then).
 # Success: "passed" with no "failed" in step 1; "ERROR SUMMARY: 0 errors" and "RACECHECK
@@ -51,7 +52,7 @@ done
 
 echo "== 3. benchmark (ggml, torch, NumPy peers)"
 timeout 100 python3 -m pytest bench/test_set_rows.py --backend cuda -q -p no:cacheprovider \
-  --benchmark-json="$OUT/set_rows.json" --benchmark-max-time=0.05 --benchmark-min-rounds=3 \
+  --benchmark-json="$OUT/set_rows.json" --bench-drop-data --benchmark-max-time=0.05 --benchmark-min-rounds=3 \
   --benchmark-columns=median,rounds > "$OUT/set_rows-bench.log" 2>&1
 echo "exit $? after $((SECONDS - t0)) s"
 grep -E "passed|failed|^FAILED|Error" "$OUT/set_rows-bench.log" | head -10

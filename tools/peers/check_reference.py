@@ -30,9 +30,9 @@ CODES = {"f16": 1, "bf16": 30, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0
 
 
 def main() -> int:
-    lib = ctypes.CDLL(str(ROOT / ".peers" / "lib" / "libggml_set_rows.so"))
+    lib = ctypes.CDLL(str(ROOT / ".peers" / "ggml" / "libggml_set_rows.so"))
     lib.rsg_from_float_ref.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
-    base = ctypes.CDLL(str(ROOT / ".peers" / "lib" / "libggml-base.so"))
+    base = ctypes.CDLL(str(ROOT / ".peers" / "ggml" / "libggml-base.so"))
     rng = np.random.default_rng(0)
     n, ne0 = 512, 4096
     scale = rng.choice([1e-38, 1e-20, 1e-12, 1e-8, 1.0, 1e4, 1e30, 1e36], (n, 1))
