@@ -91,6 +91,7 @@ def build(cuda):
     I64_MIN = np.int64(-(2**63))
     Z64 = np.uint64(0)
     ZERO8 = (Z64, Z64, Z64, Z64, Z64, Z64, Z64, Z64)
+    ZERO16 = (ZERO8, ZERO8)
     QROWS = _QROWS_SHARED
     QPAD = _QPAD
     SH = QROWS * QPAD
@@ -333,12 +334,17 @@ def build(cuda):
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _quant_first_words(sflat, soff, nblk):
-        """The first trip of a row's first chunk (what _quant_row_words would load first), for a
-        caller that issues it before validating idx (loading src is always safe)."""
+        """The first two trips (16 words per thread: all of a 128-block chunk with 128 threads) of
+        a row's first chunk, for a caller that issues them before validating idx (loading src is
+        always safe)."""
         n = nblk
         if n > cuda.blockDim.x:
             n = cuda.blockDim.x
-        return _load8(sflat, U64(soff), U64(cuda.threadIdx.x), U64(cuda.blockDim.x), U64(n) * U64(16))
+        nt = U64(cuda.blockDim.x)
+        w = U64(cuda.threadIdx.x)
+        nw = U64(n) * U64(16)
+        return (_load8(sflat, U64(soff), w, nt, nw),
+                _load8(sflat, U64(soff), w + U64(8) * nt, nt, nw))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
@@ -355,7 +361,8 @@ def build(cuda):
         # Called by every thread of the block (it synchronizes). The next chunk's stage is written
         # only after the barrier that follows this chunk's quantize phase, and its output only
         # after the barrier that follows the next stage: two barriers per chunk suffice.
-        # pre: `first` holds the first trip of the first chunk, already loaded (_quant_first_words).
+        # pre: `first` holds the first two trips of the first chunk, already loaded
+        # (_quant_first_words).
         tid = cuda.threadIdx.x
         nthr = cuda.blockDim.x
         nt = U64(nthr)
@@ -368,8 +375,9 @@ def build(cuda):
             base = U64(soff) + U64(cb) * U64(16)
             w = U64(tid)
             if pre and cb == 0:
-                _stage8(sh, w, nt, nw, first, src_f16)
-                w += U64(8) * nt
+                _stage8(sh, w, nt, nw, first[0], src_f16)
+                _stage8(sh, w + U64(8) * nt, nt, nw, first[1], src_f16)
+                w += U64(16) * nt
             while w + U64(7) * nt < nw:
                 a0 = sflat[base + w]
                 a1 = sflat[base + w + nt]
@@ -759,7 +767,7 @@ def build(cuda):
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
                 _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
                                  b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
-                                 src_f16, qcode, bpb, False, ZERO8)
+                                 src_f16, qcode, bpb, False, ZERO16)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -776,9 +784,9 @@ def build(cuda):
         n_src = idx.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
         row = i64(cuda.blockIdx.x)
-        # the first trip of the block's first row is loaded before idx is validated (the two
-        # loads overlap; it is staged, in shared memory only, after the verdict)
-        first = ZERO8
+        # the first two trips of the block's first row are loaded before idx is validated (the
+        # two loads overlap; they are staged, in shared memory only, after the verdict)
+        first = ZERO16
         if row < total_rows:
             b3, b2, r = _row_index(row, d2, n_src)
             first = _quant_first_words(sflat, b3 * ss3 + b2 * ss2 + r * ssr, nblk)
