@@ -170,3 +170,23 @@ def test_best_index_equals_older_ggml_form(rng):
 
     want = np.array([old(v) for v in x])
     assert np.array_equal(rq.best_index_iq4nl(x), want)
+
+
+def test_f16_widening_quiets_nans_like_ggml():
+    # ggml_compute_fp16_to_fp32 (and F16C's vcvtph2ps) widen a NaN half with its payload and the
+    # quiet bit set; every other half widens exactly, as NumPy's astype does
+    h = np.arange(65536, dtype=np.uint16)
+    got = rq.fp16_bits_to_fp32(h).view(np.uint32)
+    plain = h.view(np.float16).astype(np.float32).view(np.uint32)
+    nan = ((h & 0x7C00) == 0x7C00) & ((h & 0x3FF) != 0)
+    assert np.array_equal(got[~nan], plain[~nan])
+    assert np.array_equal(got[nan], plain[nan] | np.uint32(0x400000))
+    assert got[0x7C01] == 0x7FC02000 and got[0xFC01] == 0xFFC02000
+
+
+def test_f16_rows_to_f16_are_copied_bit_for_bit():
+    # ggml's CPU set_rows memcpys f16 rows into an f16 dst: signalling NaNs stay signalling
+    h = np.array([[0x7C01, 0xFC01, 0x7E01, 0x0001, 0x7BFF, 0x8000, 0x7C00, 0x3C00]], np.uint16)
+    assert np.array_equal(rq.convert_rows(h.view(np.float16), "f16"), h)
+    # through float32 they would be quieted
+    assert rq.convert_rows(h.view(np.float16).astype(np.float32), "f16")[0, 0] == 0x7E01
