@@ -96,6 +96,7 @@ def build(cuda):
     QPAD = _QPAD
     SH = QROWS * QPAD
     SOUT = QROWS * _QMAX_BPB // 4  # uint32 words of one chunk's quantized bytes
+    SOUT8 = SOUT * 4
 
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_reset_kernel(winner, slot):
@@ -347,8 +348,21 @@ def build(cuda):
                 _load8(sflat, U64(soff), w + U64(8) * nt, nt, nw))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def _stage_first_words(sh, first, nblk, src_f16):
+        """Stage what _quant_first_words loaded (before the barrier _quant_row_words ends its
+        stage phase with)."""
+        n = nblk
+        if n > cuda.blockDim.x:
+            n = cuda.blockDim.x
+        nt = U64(cuda.blockDim.x)
+        w = U64(cuda.threadIdx.x)
+        nw = U64(n) * U64(16)
+        _stage8(sh, w, nt, nw, first[0], src_f16)
+        _stage8(sh, w + U64(8) * nt, nt, nw, first[1], src_f16)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
-                         src_f16, qcode, bpb, pre, first):
+                         src_f16, qcode, bpb, pre):
         # The row in chunks of up to blockDim 32-value blocks; per chunk:
         # 1. stage: its source words (two values each, 16 per block) are loaded whole, eight in
         #    flight per thread, coalesced, and unpacked as float32 into the padded shared stage;
@@ -361,8 +375,7 @@ def build(cuda):
         # Called by every thread of the block (it synchronizes). The next chunk's stage is written
         # only after the barrier that follows this chunk's quantize phase, and its output only
         # after the barrier that follows the next stage: two barriers per chunk suffice.
-        # pre: `first` holds the first two trips of the first chunk, already loaded
-        # (_quant_first_words).
+        # pre: the first two trips of the first chunk are staged already (_stage_first_words).
         tid = cuda.threadIdx.x
         nthr = cuda.blockDim.x
         nt = U64(nthr)
@@ -375,8 +388,6 @@ def build(cuda):
             base = U64(soff) + U64(cb) * U64(16)
             w = U64(tid)
             if pre and cb == 0:
-                _stage8(sh, w, nt, nw, first[0], src_f16)
-                _stage8(sh, w + U64(8) * nt, nt, nw, first[1], src_f16)
                 w += U64(16) * nt
             while w + U64(7) * nt < nw:
                 a0 = sflat[base + w]
@@ -415,7 +426,7 @@ def build(cuda):
             dbase = U64(doff) + ((U64(cb) * U64(bpb)) >> U64(2))
             k = U64(tid)
             while k < nwd:
-                dflat[dbase + k] = so[k]
+                dflat[dbase + k] = so[0, 0, 0, k]
                 k += nt
             tail = nbytes - (nwd << U64(2))
             if U64(tid) < tail:
@@ -755,8 +766,8 @@ def build(cuda):
                 _record(idx, slot, sticky, record, site)
             return
         sh = cuda.shared.array(SH, np.float32)
-        so = cuda.shared.array(SOUT, np.uint32)
-        so8 = so.view(np.uint8)[None, None, None, :]
+        so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
+        so = so8.view(np.uint32)
         xb = cuda.local.array(32, np.float32)
         n_rows = dst.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
@@ -767,7 +778,7 @@ def build(cuda):
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
                 _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
                                  b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
-                                 src_f16, qcode, bpb, False, ZERO16)
+                                 src_f16, qcode, bpb, False)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -778,8 +789,8 @@ def build(cuda):
         # One launch: validate idx (every block), then as _set_rows_quant_kernel.
         shi = cuda.shared.array(2, np.int64)
         sh = cuda.shared.array(SH, np.float32)
-        so = cuda.shared.array(SOUT, np.uint32)
-        so8 = so.view(np.uint8)[None, None, None, :]
+        so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
+        so = so8.view(np.uint32)
         xb = cuda.local.array(32, np.float32)
         n_src = idx.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
@@ -794,6 +805,8 @@ def build(cuda):
         _fused_report(idx, err, record, site, bad)
         if bad != NONE:
             return
+        if row < total_rows:  # into shared memory only: unused if that row turns out a duplicate
+            _stage_first_words(sh, first, nblk, src_f16)
         pre = True
         while row < total_rows:
             b3, b2, r = _row_index(row, d2, n_src)
@@ -801,7 +814,7 @@ def build(cuda):
             if v >= 0:  # uniform over the thread block
                 _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
                                  b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
-                                 src_f16, qcode, bpb, pre, first)
+                                 src_f16, qcode, bpb, pre)
             pre = False  # a skipped (duplicate) first row leaves its preload unused
             row += cuda.gridDim.x
 
