@@ -356,9 +356,9 @@ def _vec_plan(cuda, dst4, src4, t, src_f16):
 
 
 def _byte_words(cuda, arr4):
-    """A 4-D uint8 array as a flat 1-D array of uint32 words and the word strides of its three
-    row axes; None unless every row starts on a whole word (the rows' last bytes may be a partial
-    word: the flat view ends at the last whole word, and the kernels write the rest by byte)."""
+    """A 4-D uint8 array as flat 1-D arrays of uint32 words and of uint16 halfwords, and the word
+    strides of its three row axes; None unless every row starts on a whole word (a row's last two
+    bytes may be half a word: the kernels write them through the halfword view)."""
     ptr, shape, strides, _ = _layout(arr4)
     if 0 in shape or ptr % 4 or strides[3] != 1:
         return None
@@ -370,13 +370,17 @@ def _byte_words(cuda, arr4):
         if sb < 0 or sb % 4:
             return None
         ws.append(sb // 4)
-    words = (sum((n - 1) * w * 4 for n, w in zip(shape[:3], ws)) + shape[3]) // 4
+    extent = sum((n - 1) * w * 4 for n, w in zip(shape[:3], ws)) + shape[3]
+    words, half = extent // 4, extent // 2
     if hasattr(arr4, "_ary"):
         a = arr4._ary
-        flat = np.lib.stride_tricks.as_strided(a, shape=(words * 4,), strides=(1,)).view(np.uint32)
-        return type(arr4)(flat), ws
-    cai = {"shape": (words,), "strides": None, "typestr": "<u4", "data": (ptr, False), "version": 3}
-    return cuda.from_cuda_array_interface(cai, owner=arr4, sync=False), ws
+        b = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(1,))
+        return type(arr4)(b[:words * 4].view(np.uint32)), type(arr4)(b[:half * 2].view(np.uint16)), ws
+    def flat(n, typestr):
+        cai = {"shape": (n,), "strides": None, "typestr": typestr, "data": (ptr, False), "version": 3}
+        return cuda.from_cuda_array_interface(cai, owner=arr4, sync=False)
+
+    return flat(words, "<u4"), flat(half, "<u2"), ws
 
 
 def _quant_plan(cuda, dst4, src4, src_f16):
@@ -437,8 +441,8 @@ def _launch(be, st, d_dst, src, idx, t, d4, s4, i3, check_bounds, dst_shape):
         block = min(_QUANT_BLOCK, _round_up(ne0 // 32, warp))
         code = (QTYPE_CODES[t], BLOCK_BYTES[t])
         if qwords is not None:
-            (qd, (qd3, qd2, qdr)), (qs, (qs3, qs2, qsr)) = qwords
-            qargs = (dst4, qd, qd3, qd2, qdr, qs, qs3, qs2, qsr, d3, d2)
+            (qd, qd16, (qd3, qd2, qdr)), (qs, (qs3, qs2, qsr)) = qwords
+            qargs = (dst4, qd16, qd, qd3, qd2, qdr, qs, qs3, qs2, qsr, d3, d2)
     else:
         block = min(_VEC_BLOCK, _round_up(ne0 // 2, warp)) if vec else min(_FLOAT_BLOCK, _round_up(ne0, warp))
         code = (FLOAT_CODES[t],)

@@ -361,7 +361,7 @@ def build(cuda):
         _stage8(sh, w + U64(8) * nt, nt, nw, first[1], src_f16)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _quant_row_words(dst, dflat, doff, sflat, soff, nblk, b3, b2, v, sh, so, so8, xb,
+    def _quant_row_words(d16, dflat, doff, sflat, soff, nblk, sh, so, so8, xb,
                          src_f16, qcode, bpb, pre):
         # The row in chunks of up to blockDim 32-value blocks; per chunk:
         # 1. stage: its source words (two values each, 16 per block) are loaded whole, eight in
@@ -376,63 +376,57 @@ def build(cuda):
         # only after the barrier that follows this chunk's quantize phase, and its output only
         # after the barrier that follows the next stage: two barriers per chunk suffice.
         # pre: the first two trips of the first chunk are staged already (_stage_first_words).
-        tid = cuda.threadIdx.x
-        nthr = cuda.blockDim.x
-        nt = U64(nthr)
-        cb = i64(0)
-        while cb < nblk:
-            n = nblk - cb
-            if n > nthr:
-                n = nthr
-            nw = U64(n) * U64(16)
+        tid = U32(cuda.threadIdx.x)
+        nt = U32(cuda.blockDim.x)
+        nb = U32(nblk)  # 32-bit chunk state (a row has < 2**31 blocks): half the registers
+        cb = U32(0)
+        while cb < nb:
+            n = nb - cb
+            if n > nt:
+                n = nt
+            nw = U32(n * U32(16))
             base = U64(soff) + U64(cb) * U64(16)
-            w = U64(tid)
+            w = tid
             if pre and cb == 0:
-                w += U64(16) * nt
-            while w + U64(7) * nt < nw:
-                a0 = sflat[base + w]
-                a1 = sflat[base + w + nt]
-                a2 = sflat[base + w + U64(2) * nt]
-                a3 = sflat[base + w + U64(3) * nt]
-                a4 = sflat[base + w + U64(4) * nt]
-                a5 = sflat[base + w + U64(5) * nt]
-                a6 = sflat[base + w + U64(6) * nt]
-                a7 = sflat[base + w + U64(7) * nt]
-                _stage_word(sh, w, a0, src_f16)
-                _stage_word(sh, w + nt, a1, src_f16)
-                _stage_word(sh, w + U64(2) * nt, a2, src_f16)
-                _stage_word(sh, w + U64(3) * nt, a3, src_f16)
-                _stage_word(sh, w + U64(4) * nt, a4, src_f16)
-                _stage_word(sh, w + U64(5) * nt, a5, src_f16)
-                _stage_word(sh, w + U64(6) * nt, a6, src_f16)
-                _stage_word(sh, w + U64(7) * nt, a7, src_f16)
-                w += U64(8) * nt
-            while w + nt < nw:
-                a0 = sflat[base + w]
-                a1 = sflat[base + w + nt]
-                _stage_word(sh, w, a0, src_f16)
-                _stage_word(sh, w + nt, a1, src_f16)
-                w += U64(2) * nt
-            if w < nw:
-                _stage_word(sh, w, sflat[base + w], src_f16)
+                w = U32(w + U32(16) * nt)
+            while w + U32(7) * nt < nw:
+                a0 = sflat[base + U64(w)]
+                a1 = sflat[base + U64(w + nt)]
+                a2 = sflat[base + U64(w + U32(2) * nt)]
+                a3 = sflat[base + U64(w + U32(3) * nt)]
+                a4 = sflat[base + U64(w + U32(4) * nt)]
+                a5 = sflat[base + U64(w + U32(5) * nt)]
+                a6 = sflat[base + U64(w + U32(6) * nt)]
+                a7 = sflat[base + U64(w + U32(7) * nt)]
+                _stage_word(sh, U64(w), a0, src_f16)
+                _stage_word(sh, U64(w + nt), a1, src_f16)
+                _stage_word(sh, U64(w + U32(2) * nt), a2, src_f16)
+                _stage_word(sh, U64(w + U32(3) * nt), a3, src_f16)
+                _stage_word(sh, U64(w + U32(4) * nt), a4, src_f16)
+                _stage_word(sh, U64(w + U32(5) * nt), a5, src_f16)
+                _stage_word(sh, U64(w + U32(6) * nt), a6, src_f16)
+                _stage_word(sh, U64(w + U32(7) * nt), a7, src_f16)
+                w = U32(w + U32(8) * nt)
+            while w < nw:
+                _stage_word(sh, U64(w), sflat[base + U64(w)], src_f16)
+                w = U32(w + nt)
             cuda.syncthreads()
             if tid < n:
                 for j in range(32):
-                    xb[j] = sh[tid * QPAD + j]
-                quantize_block(qcode, xb, so8, 0, 0, 0, tid * bpb)
+                    xb[j] = sh[tid * U32(QPAD) + U32(j)]
+                quantize_block(qcode, xb, so8, 0, 0, 0, i64(tid) * i64(bpb))
             cuda.syncthreads()
-            nbytes = U64(n) * U64(bpb)
-            nwd = nbytes >> U64(2)
-            dbase = U64(doff) + ((U64(cb) * U64(bpb)) >> U64(2))
-            k = U64(tid)
+            nbytes = U32(n * U32(bpb))
+            nwd = U32(nbytes >> U32(2))
+            dbase = U64(doff) + U64((cb * U32(bpb)) >> U32(2))
+            k = tid
             while k < nwd:
-                dflat[dbase + k] = so[0, 0, 0, k]
-                k += nt
-            tail = nbytes - (nwd << U64(2))
-            if U64(tid) < tail:
-                c = nwd * U64(4) + U64(tid)
-                dst[b3, b2, v, i64(cb * bpb) + i64(c)] = so8[0, 0, 0, c]
-            cb += nthr
+                dflat[dbase + U64(k)] = so[0, 0, 0, k]
+                k = U32(k + nt)
+            if tid == 0 and nbytes != (nwd << U32(2)):  # the last 2 bytes: one halfword
+                c = U32(nwd * U32(4))
+                d16[(dbase + U64(nwd)) * U64(2)] = U32(so8[0, 0, 0, c]) | (U32(so8[0, 0, 0, c + U32(1)]) << U32(8))
+            cb = U32(cb + nt)
 
     # ---- the single-launch (fused) path ---------------------------------------------------
 
@@ -754,11 +748,11 @@ def build(cuda):
 
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_quant_kernel(
-        dst, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, n_src, nblk,
+        dst, d16, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, n_src, nblk,
         idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
     ):
         # After reset + check: as _set_rows_quant_bytes_kernel on word views (_quant_row_words).
-        # dst (uint8, 4-D) takes only the last bytes of odd chunks; row (b3, b2, v) of dst starts
+        # d16 (dst as uint16 halfwords) takes the last 2 bytes of odd chunks; row (b3, b2, v) of dst starts
         # at uint32 word b3*ds3 + b2*ds2 + v*dsr of dflat, row (b3, b2, r) of src at word
         # b3*ss3 + b2*ss2 + r*ssr of sflat.
         if slot[0] != NONE or slot[2] != NONE:
@@ -776,14 +770,14 @@ def build(cuda):
             b3, b2, r = _row_index(row, d2, n_src)
             v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
-                _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
-                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
+                _quant_row_words(d16, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, xb,
                                  src_f16, qcode, bpb, False)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
     def _set_rows_fused_quant_kernel(
-        dst, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, nblk,
+        dst, d16, dflat, ds3, ds2, dsr, sflat, ss3, ss2, ssr, d3, d2, nblk,
         idx, err, use_winner, record, site, src_f16, qcode, bpb
     ):
         # One launch: validate idx (every block), then as _set_rows_quant_kernel.
@@ -812,8 +806,8 @@ def build(cuda):
             b3, b2, r = _row_index(row, d2, n_src)
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:  # uniform over the thread block
-                _quant_row_words(dst, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
-                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, b3, b2, v, sh, so, so8, xb,
+                _quant_row_words(d16, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, xb,
                                  src_f16, qcode, bpb, pre)
             pre = False  # a skipped (duplicate) first row leaves its preload unused
             row += cuda.gridDim.x
