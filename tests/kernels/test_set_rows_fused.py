@@ -268,6 +268,28 @@ def test_repeated_unchecked_calls_reuse_one_bound_launch(backend, rng, launches,
         sr.check_errors(st)
 
 
+@pytest.mark.parametrize("t", ["q8_0", "q5_0", "f32", "f16"])
+def test_bound_word_kernels_follow_fresh_arrays(backend, rng, monkeypatch, new_stream, t):
+    # the word quant kernels and the tiled vec kernel address flat views made from dst and src
+    # (uint32 / uint16 / uint64 words): a bound launch must re-point those at each call's fresh
+    # arrays too (3 blocks per row: the quant chunk's halfword tail as well)
+    if not backend.is_device:
+        pytest.skip("the repeated-call path is for GPU backends")
+    monkeypatch.setattr(sr, "_FAST_ON_SIM", True)
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    st = new_stream()
+    ne0 = 96
+    for step in range(4):
+        dst = make_dst(t, (), 5, ne0, rng)
+        src = rng.standard_normal((2, ne0)).astype(np.float32)
+        idx = np.array([step % 5, (step + 3) % 5])
+        d = _dev(backend, dst, st)
+        sr.set_rows(d, _dev(backend, src, st), _dev(backend, idx, st), dst_type=t, stream=st,
+                    check_bounds=False)
+        assert_bytes_equal(_host(backend, d, dst, st), expected(dst, src, idx, t), f"{t} step {step}")
+    assert len(sr._binder) == 1
+
+
 def test_ring_write_device_position_single_set_rows_launch(backend, rng, launches):
     if not backend.is_device:
         pytest.skip("device positions are for GPU backends")
