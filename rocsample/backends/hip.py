@@ -119,6 +119,14 @@ def load() -> GpuBackend:
         raise BackendUnavailable(f"hip: the HIP runtime could not be initialised ({e}): {_NEED}") from e
     if not ok:
         raise BackendUnavailable(f"hip: no usable AMD GPU found: {_NEED}")
+    # numba-hip's is_available only says that hipInit succeeded; a runtime that initialises but
+    # lists no device (every GPU hidden, say) must not be chosen either
+    try:
+        count = len(hip.gpus)
+    except Exception as e:
+        raise BackendUnavailable(f"hip: the HIP runtime could not list its devices ({e}): {_NEED}") from e
+    if count == 0:
+        raise BackendUnavailable(f"hip: no usable AMD GPU found (the HIP runtime lists 0 devices): {_NEED}")
     # Only now, with every check passed: posing as numba.cuda cannot be undone in this process.
     hip.pose_as_cuda()
     # numba-hip has no array atomics: the kernels' atomic add / min / max become atomicrmw
