@@ -14,6 +14,8 @@
 #   devlib/    Debian's ROCm 5.2.3 device-library bitcode plus oclc_isa_version_{1151,942}.bc,
 #              which 5.2.3 predates (one constant each)
 #   rocm/      a ROCM_PATH whose llvm/lib/clang is Debian clang 19's resource folder
+#   hipstub/   another ROCM_PATH, whose lib/libamdhip64.so is a recording stand-in (hipstub.c)
+#              for tests/backends/test_hip_offline.py; nothing else loads it
 #   env.sh     the environment numba-hip and tools/amd/comgr_standin.py read
 # The Debian packages (pinned) are installed with apt only when one is missing (CI runs as root).
 # A stamp (DIR/.stamp, a hash of this script and the files it builds from) skips the rest when
@@ -50,7 +52,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-KEY=$(cat "$0" "$HERE/requirements.txt" "$HERE/sysdeps.c" | sha256sum | cut -c1-16)
+KEY=$(cat "$0" "$HERE/requirements.txt" "$HERE/sysdeps.c" "$HERE/hipstub.c" | sha256sum | cut -c1-16)
 mkdir -p "$DIR"
 exec 9>"$DIR/.lock"
 flock 9
@@ -58,7 +60,8 @@ if [ "$(cat "$DIR/.stamp" 2>/dev/null)" = "$KEY" ]; then
   exit 0
 fi
 echo "amd toolchain: building $DIR"
-rm -rf "$DIR/venv" "$DIR/sysdeps" "$DIR/hiprtc" "$DIR/devlib" "$DIR/rocm" "$DIR/env.sh" "$DIR/.stamp"
+rm -rf "$DIR/venv" "$DIR/sysdeps" "$DIR/hiprtc" "$DIR/devlib" "$DIR/rocm" "$DIR/hipstub" "$DIR/env.sh" \
+  "$DIR/.stamp"
 
 "$PY" -m venv "$DIR/venv"
 "$DIR/venv/bin/python" -m pip install -q --no-deps --disable-pip-version-check -r "$HERE/requirements.txt"
@@ -96,6 +99,10 @@ done
 mkdir -p "$DIR/rocm/llvm/lib"
 ln -s "$LLVM/lib/clang" "$DIR/rocm/llvm/lib/clang"
 
+mkdir -p "$DIR/hipstub/lib"
+gcc -O2 -Wall -Werror -fPIC -shared -o "$DIR/hipstub/lib/libamdhip64.so" "$HERE/hipstub.c"
+ln -s ../rocm/llvm "$DIR/hipstub/llvm"
+
 cat > "$DIR/env.sh" <<EOF
 # written by tools/amd/setup.sh: the offline AMD toolchain's environment
 export LD_LIBRARY_PATH=$DIR/sysdeps\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
@@ -106,6 +113,8 @@ export ROCSAMPLE_AMD_DEVLIB=$DIR/devlib
 export ROCSAMPLE_AMD_CLANG=$LLVM/bin/clang
 export ROCSAMPLE_AMD_LLD=$LLVM/bin/ld.lld
 export ROCSAMPLE_AMD_PY=$DIR/venv/bin/python
+export ROCSAMPLE_AMD_HOME=$DIR
+export ROCSAMPLE_AMD_HIPSTUB=$DIR/hipstub
 EOF
 echo "$KEY" > "$DIR/.stamp"
 echo "amd toolchain: ready ($DIR)"
