@@ -5,7 +5,7 @@ VPY := $(VENV)/bin/python
 BACKENDS ?= cpu sim
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench bench-compare lint mutate docs check-hip check-cuda clean sass
+.PHONY: demo test bench bench-compare lint mutate docs check-hip check-cuda check-amd-offline clean sass
 
 $(VENV)/.installed-dev: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,13 +17,16 @@ demo: $(VENV)/.installed-dev
 	$(VPY) -m rocsample.demo
 
 # The sim run records every (kernel, argument types) it launches; tools/ptx_check.py then compiles
-# each with numba-cuda's real compiler to PTX (no GPU needed), which the simulator never does.
+# each with numba-cuda's real compiler to PTX (no GPU needed), which the simulator never does, and
+# check-amd-offline compiles each for AMD gfx1151 and gfx942 through numba-hip (AMD_GATE=0 skips).
 SIGS := build/kernel-sigs.json
+SIGS64 := build/kernel-sigs-wave64.json
+AMD_GATE ?= 1
 # the kernels again with 64-thread wavefronts (wave64 AMD parts): block sizes and reductions
 WAVE64_TESTS := tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.py \
 	tests/kernels/test_set_rows.py tests/regress/test_fast_finalize_fold_past_256_splits.py
 test: $(VENV)/.installed-dev
-	@mkdir -p build && rm -f $(SIGS)
+	@mkdir -p build && rm -f $(SIGS) $(SIGS64)
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; \
 	  if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); fi; \
@@ -31,10 +34,41 @@ test: $(VENV)/.installed-dev
 	done
 	@if echo " $(BACKENDS) " | grep -q " sim "; then \
 	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; \
-	  ROCSAMPLE_SIM_WARP=64 $(VPY) -m pytest -q --backend sim $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
+	  ROCSAMPLE_SIM_WARP=64 ROCSAMPLE_RECORD_KERNELS=$(SIGS64) \
+	    $(VPY) -m pytest -q --backend sim $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
 	  echo "== kernels compiled to PTX (sm_90)"; \
-	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2; \
+	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2 || exit $$?; \
+	  if [ "$(AMD_GATE)" != 0 ]; then \
+	    echo "== kernels compiled for AMD gfx1151 and gfx942 (make check-amd-offline)"; \
+	    $(MAKE) --no-print-directory check-amd-offline || exit $$?; \
+	  fi; \
 	fi
+
+# AMD without a GPU (issue #14; README "AMD without a GPU"): tools/amd/setup.sh builds a pinned
+# toolchain once per machine in AMD_HOME (its own virtualenv with numba-hip 0.2.1 and the
+# rocm-bindings 10.0 packages, Debian's clang/lld 19 and device libraries, the comgr stand-in);
+# tools/amd/compile_check.py compiles every distinct signature of the last sim run's records for
+# each of AMD_ARCHS, checks the code objects and writes AMD_REPORT; then the hip backend's
+# offline tests run in that virtualenv. Code objects are cached in build/amd/cache, keyed by the
+# sources.
+AMD_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rocsample/amd-toolchain
+AMD_ARCHS ?= gfx1151 gfx942
+AMD_JOBS ?= 2
+AMD_REPORT ?= docs/amd-kernels.md
+AMD_CACHE ?= $(CURDIR)/build/amd/cache
+AMD_TESTS := tests/backends/test_hip_offline.py tests/backends/test_hip_compile_check.py \
+	tests/regress/test_float16_logits_unsupported_by_numba_hip.py
+check-amd-offline:
+	@test -s $(SIGS) || { echo "check-amd-offline: no $(SIGS): run make test (its sim run records the kernels)"; exit 1; }
+	@PY=$(PY) tools/amd/setup.sh $(AMD_HOME)
+	@. $(AMD_HOME)/env.sh && export PYTHONPATH=$(CURDIR) ROCSAMPLE_AMD_CACHE=$(AMD_CACHE) && \
+	  mkdir -p build/amd && \
+	  $$ROCSAMPLE_AMD_PY tools/amd/compile_check.py $(SIGS) $$(test -s $(SIGS64) && echo $(SIGS64)) \
+	    $(foreach a,$(AMD_ARCHS),--arch $(a)) --jobs $(AMD_JOBS) --report $(AMD_REPORT) \
+	    --json build/amd/results.json && \
+	  echo "== the hip backend's offline tests (in the AMD toolchain's virtualenv)" && \
+	  ROCSAMPLE_KERNEL_SIGS=$(CURDIR)/$(SIGS) $$ROCSAMPLE_AMD_PY -m pytest -q -p no:cacheprovider \
+	    --backend cpu $(AMD_TESTS)
 
 # Registers, spills, shared memory, SASS length and loop bodies of every kernel signature the last
 # `make test` sim run launched (tools/sass_stats.py; needs no GPU). KERNELS="partials finalize"

@@ -22,12 +22,20 @@ object that a HIP runtime would load (``tools/amd/codeobj.py``). Checked per ker
   division (v_div_scale .. v_div_fixup) and those with the constant +-2**32 that split 64-bit
   integer <-> float conversions and 64-bit integer division into 32-bit halves.
 
-Writes a markdown report (per target and kernel: VGPRs, SGPRs, LDS, scratch, code bytes) and,
-with ``--out``, every code object and its assembly.
+- atomics: a kernel that calls one of ``rocsample.kernels.atomics`` (found through its Python
+  closure and globals, device functions included) holds an atomic instruction in its ISA; the
+  report lists them by mnemonic.
 
-Usage (inside the toolchain: ``source $AMD_HOME/env.sh``):
-  $ROCSAMPLE_AMD_PY tools/amd/compile_check.py build/kernel-sigs.json \
-      --arch gfx1151 --arch gfx942 --jobs 2 --report docs/amd-kernels.md [--out build/amd]
+Several records (the wave32 and wave64 sim runs) merge into their distinct signatures, each with
+the union of its launch block sizes. Writes a markdown report (per target and kernel: VGPRs,
+SGPRs, LDS, scratch, code bytes, atomics, FMA) and, with ``--json`` / ``--out``, the results and
+every code object with its assembly. With ``ROCSAMPLE_AMD_CACHE`` set, code objects are kept
+there under a key of every source they depend on (``source_key``): an unchanged package
+compiles nothing again, a changed one everything.
+
+Usage (inside the toolchain: ``source $AMD_HOME/env.sh``; ``make check-amd-offline`` does this):
+  $ROCSAMPLE_AMD_PY tools/amd/compile_check.py build/kernel-sigs.json build/kernel-sigs-wave64.json \
+      --arch gfx1151 --arch gfx942 --jobs 2 --report docs/amd-kernels.md [--json F] [--out DIR]
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import multiprocessing
 import os
 import pathlib
 import re
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -69,6 +78,7 @@ def label(rec: dict) -> str:
 # "current device", which is faked here) ---------------------------------------------------
 _ARCH = None
 _NS: dict = {}
+_SOURCE_KEY = None
 
 
 def _init(arch: str) -> None:
@@ -130,27 +140,118 @@ def _kernel(build: str, path: str):
     return obj
 
 
+def source_key() -> str:
+    """A hash of everything a code object depends on besides its signature: every file of the
+    rocsample package, the comgr stand-in, the functions here that compile (not the checks,
+    which run again on every code object, cached or not), and the toolchain's stamp."""
+    import inspect
+
+    h = hashlib.sha256()
+    files = sorted((ROOT / "rocsample").rglob("*.py")) + [HERE / "comgr_standin.py"]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for fn in (_init, _argtypes, _kernel, _compile):
+        h.update(inspect.getsource(fn).encode())
+    home = os.environ.get("ROCSAMPLE_AMD_HOME", "")
+    stamp = pathlib.Path(home, ".stamp")
+    h.update(stamp.read_bytes() if home and stamp.is_file() else b"no stamp")
+    return h.hexdigest()[:20]
+
+
+def _cache_dir(rec: dict) -> pathlib.Path | None:
+    """Where the code object of ``rec`` for this target is kept (``ROCSAMPLE_AMD_CACHE``), or
+    None without a cache. The key covers the sources (``source_key``), so any change to the
+    package or the toolchain compiles everything again."""
+    root = os.environ.get("ROCSAMPLE_AMD_CACHE")
+    if not root:
+        return None
+    global _SOURCE_KEY
+    if _SOURCE_KEY is None:
+        _SOURCE_KEY = source_key()
+    sig = json.dumps([rec["build"], rec["kernel"], rec["args"], _ARCH], sort_keys=True)
+    return pathlib.Path(root, _SOURCE_KEY, hashlib.sha256(sig.encode()).hexdigest()[:24])
+
+
+def atomic_calls(py_func) -> set[str]:
+    """The atomics of rocsample.kernels.atomics (``add``/``min``/``max``) that ``py_func`` or a
+    device function it references (closure cells and globals, recursively) calls, as
+    numba-hip's build of them (``rmw_intrinsics``) names them."""
+    seen: set[int] = set()
+    found: set[str] = set()
+
+    def walk(fn):
+        if id(fn) in seen or not hasattr(fn, "__code__"):
+            return
+        seen.add(id(fn))
+        code = fn.__code__
+        refs = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+        refs += [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
+        for obj in refs:
+            defn = getattr(obj, "_defn", None)
+            if defn is not None and defn.__qualname__.startswith("rmw_intrinsics."):
+                cells = dict(zip(defn.__code__.co_freevars, defn.__closure__ or ()))
+                found.add(cells["name"].cell_contents if "name" in cells else "atomic")
+            elif hasattr(obj, "py_func"):
+                walk(obj.py_func)
+
+    walk(py_func)
+    return found
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
 def _compile(rec: dict) -> dict:
     import comgr_standin
-    from numba.hip.dispatcher import _Kernel
 
     t0 = time.perf_counter()
-    res = dict(label=label(rec), arch=_ARCH, error=None, problems=[], info={})
-    comgr_standin.KEEP_OPTIMIZED_IR = any(s in rec["kernel"] for s in NO_FMA)
+    res = dict(label=label(rec), arch=_ARCH, error=None, problems=[], info={}, cached=False)
+    want_ir = any(s in rec["kernel"] for s in NO_FMA)
     try:
         disp = _kernel(rec["build"], rec["kernel"])
-        # what HIPDispatcher.compile does before it loads the code on a device
-        kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
-        codeobj = kern._codelibrary.get_codeobj(_ARCH)
-    except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
-        lines = str(e).strip().splitlines()
-        res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
+        res["atomic_calls"] = sorted(atomic_calls(disp.py_func))
+    except Exception as e:  # noqa: BLE001 - reported like a compile failure
+        res["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
         return res
-    finally:
-        comgr_standin.KEEP_OPTIMIZED_IR = False
-    key = hashlib.sha256(codeobj).hexdigest()
-    asm = comgr_standin.ASSEMBLY.pop(key)
-    ir = comgr_standin.OPTIMIZED_IR.pop(key, None)
+    cache = _cache_dir(rec)
+    if cache is not None and (cache / "code.hsaco").is_file():
+        codeobj = (cache / "code.hsaco").read_bytes()
+        asm = (cache / "code.s").read_text()
+        ir = (cache / "opt.ll").read_text() if (cache / "opt.ll").is_file() else None
+        res["cached"] = True
+    else:
+        from numba.hip.dispatcher import _Kernel
+
+        comgr_standin.KEEP_OPTIMIZED_IR = want_ir
+        try:
+            # what HIPDispatcher.compile does before it loads the code on a device
+            kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
+            codeobj = kern._codelibrary.get_codeobj(_ARCH)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
+            lines = str(e).strip().splitlines()
+            res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
+            return res
+        finally:
+            comgr_standin.KEEP_OPTIMIZED_IR = False
+        key = hashlib.sha256(codeobj).hexdigest()
+        asm = comgr_standin.ASSEMBLY.pop(key)
+        ir = comgr_standin.OPTIMIZED_IR.pop(key, None)
+        if cache is not None:
+            tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
+            tmp.mkdir(parents=True, exist_ok=True)
+            (tmp / "code.s").write_text(asm)
+            if ir is not None:
+                (tmp / "opt.ll").write_text(ir)
+            (tmp / "code.hsaco").write_bytes(codeobj)
+            try:
+                tmp.rename(cache)
+            except OSError:  # another process kept the same one first
+                shutil.rmtree(tmp, ignore_errors=True)
     res["seconds"] = round(time.perf_counter() - t0, 1)
     res["codeobj"], res["asm"] = codeobj, asm
     analyse(rec, _ARCH, codeobj, asm, ir, res)
@@ -191,7 +292,7 @@ def fma_report(asm: str, ir: str | None) -> dict:
         elif op == "v_div_fixup_f32":
             in_div = False
             divisions += 1
-        m = re.match(r"[sv]_mov_b32$", op)
+        m = re.match(r"[sv]_mov_b32(?:_e32)?$", op)
         if m and len(regs) == 2 and regs[1].startswith("0x"):
             consts[regs[0]] = regs[1]
         elif regs and op.startswith(("s_", "v_")):
@@ -200,6 +301,25 @@ def fma_report(asm: str, ir: str | None) -> dict:
     return dict(fma=div + split + len(other), division=div, divisions=divisions,
                 int64_split=split, other=len(other), other_examples=other[:3],
                 ir_fusable=fused_ir)
+
+
+_ATOMIC = re.compile(r"^\t((?:global|flat|buffer|ds)_(?:atomic_)?[a-z0-9_]+)")
+_DS_RMW = ("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec", "cmpst", "cmpswap",
+           "wrxchg")
+
+
+def atomic_ops(asm: str) -> dict:
+    """Memory atomics in ``asm`` by mnemonic: global/flat/buffer ``*_atomic_*`` and the LDS
+    read-modify-writes (``ds_add_u32``, ``ds_add_rtn_u64``, ``ds_max_u32``, ...)."""
+    out: dict[str, int] = {}
+    for ln in asm.splitlines():
+        m = _ATOMIC.match(ln)
+        if not m:
+            continue
+        op = m.group(1)
+        if "_atomic_" in op or (op.startswith("ds_") and op[3:].split("_")[0] in _DS_RMW):
+            out[op] = out.get(op, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def analyse(rec: dict, arch: str, codeobj: bytes, asm: str, ir: str | None, res: dict) -> None:
@@ -242,18 +362,32 @@ def analyse(rec: dict, arch: str, codeobj: bytes, asm: str, ir: str | None, res:
         problems.append(f"LDS {info['lds']} B > {LDS_LIMIT} B per workgroup")
     max_flat = info["max_flat_workgroup_size"] or 0
     blocks = rec.get("blocks") or []
+    info["blocks"] = blocks
     too_big = [b for b in blocks if b > max_flat]
     if too_big:
         problems.append(f"launched with {too_big} threads per block, kernel allows {max_flat}")
     simds = t["simds_wgp_mode"] if kd["wgp_mode"] else t["simds_cu_mode"]
-    largest = max(blocks + [max_flat])
-    budget = vgpr_budget(t, largest, simds)
-    info["vgpr_budget"] = budget
-    info["budget_block"] = largest
-    if budget is None:
-        problems.append(f"{largest} threads per block need more waves than {simds} SIMDs hold")
-    elif math.ceil(regs / t["vgpr_granule"]) * t["vgpr_granule"] > budget:
-        problems.append(f"{regs} VGPRs per lane, {budget} fit a {largest}-thread workgroup")
+    granule = t["vgpr_granule"]
+    used = math.ceil(regs / granule) * granule
+    # the budget of the largest recorded launch (what the launches need) and of the largest
+    # workgroup the code object admits (what LLVM compiled for); both must hold the kernel
+    for key, size in (("vgpr_budget_launch", max(blocks) if blocks else None),
+                      ("vgpr_budget_compiled", max_flat)):
+        if not size:
+            info[key] = None
+            continue
+        budget = vgpr_budget(t, size, simds)
+        info[key] = budget
+        if budget is None:
+            problems.append(f"{size} threads per block need more waves than {simds} SIMDs hold")
+        elif used > budget:
+            problems.append(f"{regs} VGPRs per lane, {budget} fit a {size}-thread workgroup")
+    info["atomics"] = atomic_ops(asm)
+    # rocsample.kernels.atomics emits LLVM atomicrmw on hip: a kernel that calls one must hold
+    # an atomic instruction (native, or the compare-and-swap loop LLVM expands min/max to)
+    if res.get("atomic_calls") and not info["atomics"]:
+        problems.append(f"calls atomic {'/'.join(res['atomic_calls'])} but its ISA has no "
+                        "atomic instruction")
     if any(s in rec["kernel"] for s in NO_FMA):
         f = fma_report(asm, ir)
         info["fma"] = f
@@ -277,66 +411,103 @@ def compile_records(recs: list[dict], arch: str, jobs: int = 1) -> list[dict]:
         return list(ex.map(_compile, recs))
 
 
+def load_records(paths: list[str]) -> list[dict]:
+    """The distinct signatures of one or more records, their launch block sizes merged."""
+    distinct: dict = {}
+    for path in paths:
+        for r in json.load(open(path)):
+            key = json.dumps([r["build"], r["kernel"], r["args"]], sort_keys=True)
+            if key in distinct:
+                merged = set(distinct[key].get("blocks", [])) | set(r.get("blocks", []))
+                distinct[key]["blocks"] = sorted(merged)
+            else:
+                distinct[key] = dict(r)
+    return [distinct[k] for k in sorted(distinct)]
+
+
+def _atomics_col(a: dict) -> str:
+    return " ".join(f"{op.replace('_atomic', '')} {n}" for op, n in a.items()) if a else ""
+
+
 def _report_md(results: dict, recs: list[dict], command: str) -> str:
     out = ["# AMD code objects of every recorded kernel signature", "",
            "Generated by `make check-amd-offline` (a step of `make test`); do not edit. Command:",
            "", "```", command, "```", "",
-           "Compiled with numba-hip 0.2.1 through the offline toolchain (`tools/amd/`: the comgr",
-           "stand-in, LLVM 23 from rocm-bindings-compiler, Debian clang 19 and ROCm 5.2.3 device",
-           "libraries), not ROCm's own compiler; read from the code objects. VGPR budget: what a",
-           "workgroup of the largest of the recorded launch sizes and the kernel's",
-           "`.max_flat_workgroup_size` may use. FMA (quantizers): FMA-class instructions = those of",
-           "correctly rounded divisions + 64-bit integer splits (constant +-2**32) + the kernel's own",
-           "(must be 0).", ""]
+           "Each signature the sim test run launched, compiled with numba-hip 0.2.1 through the",
+           "offline toolchain (`tools/amd/`: the comgr stand-in, LLVM 23 from",
+           "rocm-bindings-compiler, Debian clang 19 and ROCm 5.2.3 device libraries; not ROCm's",
+           "own compiler) and read from the code object a HIP runtime would load. Columns:",
+           "",
+           "- *blocks*: the threads per block of the recorded launches (wave32 and wave64 sim runs);",
+           "- *VGPRs* (arch VGPRs, `+Na` AGPRs), *SGPRs*, *LDS* (group segment), *scratch* (private",
+           "  segment), *code*: from the metadata and the kernel's symbol, bytes;",
+           "- *budget launch / compiled*: VGPRs per lane that let one workgroup of the largest",
+           "  recorded launch, and of the largest workgroup the code object admits",
+           "  (`.max_flat_workgroup_size`, which LLVM compiled for), be resident at once;",
+           "- *atomics*: memory atomic instructions in the ISA by mnemonic;",
+           "- *FMA* (quantizers, bit-exact with ggml's reference): FMA-class instructions = those",
+           "  of correctly rounded divisions + 64-bit integer splits (constant +-2**32) + the",
+           "  kernel's own (must be 0).", ""]
     for arch, res in results.items():
-        ok = sum(1 for r in res if not r["error"] and not r["problems"])
-        out += [f"## {arch}: {ok} of {len(res)} signatures compile and pass", "",
-                "| kernel (signature) | VGPRs | budget | SGPRs | LDS B | scratch B | code B | FMA |",
-                "|---|---:|---:|---:|---:|---:|---:|---|"]
+        ok = [r for r in res if not r["error"] and not r["problems"]]
+        good = [r["info"] for r in res if not r["error"]]
+        out += [f"## {arch}: {len(ok)} of {len(res)} signatures compile and pass", ""]
+        if good:
+            scratch = [r for r in res if not r["error"] and r["info"]["scratch"]]
+            vsp = sum(1 for i in good if i["vgpr_spills"])
+            ssp = sum(1 for i in good if i["sgpr_spills"])
+            out += [f"Largest: {max(i['vgprs'] for i in good)} VGPRs, "
+                    f"{max(i['sgprs'] or 0 for i in good)} SGPRs, "
+                    f"{max(i['lds'] for i in good)} B LDS, "
+                    f"{max(i['code_bytes'] for i in good)} B of code. {len(scratch)} kernels "
+                    f"with a private segment, {vsp} spilling VGPRs (to scratch), {ssp} spilling "
+                    "SGPRs (to VGPR lanes).", ""]
+        out += ["| kernel (signature) | blocks | VGPRs | budget launch / compiled | SGPRs | "
+                "LDS | scratch | code | atomics | FMA |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
         for r in res:
             i = r["info"]
             if r["error"]:
-                out.append(f"| `{r['label']}` | FAILED: {r['error']} | | | | | | |")
+                out.append(f"| `{r['label']}` **FAILED: {r['error']}** | | | | | | | | | |")
                 continue
             vg = f"{i['vgprs']}" + (f"+{i['agprs']}a" if i["agprs"] else "")
             fma = i.get("fma")
             fcol = (f"{fma['fma']} = {fma['division']} div + {fma['int64_split']} i64 + "
                     f"{fma['other']} own" if fma else "")
             flag = " **" + "; ".join(r["problems"]) + "**" if r["problems"] else ""
-            out.append(f"| `{r['label']}`{flag} | {vg} | {i['vgpr_budget']} | {i['sgprs']} | "
-                       f"{i['lds']} | {i['scratch']} | {i['code_bytes']} | {fcol} |")
+            blocks = ",".join(map(str, i["blocks"]))
+            scratch = f"{i['scratch']}" + (f" ({i['vgpr_spills']} VGPRs spilled)"
+                                           if i["vgpr_spills"] else "")
+            out.append(f"| `{r['label']}`{flag} | {blocks} | {vg} | {i['vgpr_budget_launch']} / "
+                       f"{i['vgpr_budget_compiled']} | {i['sgprs']} | {i['lds']} | "
+                       f"{scratch} | {i['code_bytes']} | {_atomics_col(i['atomics'])} | "
+                       f"{fcol} |")
         out.append("")
     return "\n".join(out)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("sigs")
+    ap.add_argument("records", nargs="+", help="kernel records (tools/kernel_sigs.py)")
     ap.add_argument("--arch", action="append", default=[])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--report", default="")
-    ap.add_argument("--out", default="")
+    ap.add_argument("--report", default="", help="markdown report to write")
+    ap.add_argument("--json", default="", help="the results as JSON (no code)")
+    ap.add_argument("--out", default="", help="folder for every code object and its assembly")
     a = ap.parse_args(argv)
     archs = a.arch or ["gfx1151", "gfx942"]
     try:
-        recs = json.load(open(a.sigs))
-    except (OSError, ValueError) as e:
-        print(f"compile_check: no kernel record ({e}); run the sim tests with "
-              "ROCSAMPLE_RECORD_KERNELS first")
+        recs = load_records(a.records)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"compile_check: no usable kernel record ({type(e).__name__}: {e}); run the sim "
+              "tests with ROCSAMPLE_RECORD_KERNELS first (make test does)")
         return 1
     if not recs:
         print("compile_check: the kernel record is empty: the sim run launched nothing")
         return 1
-    # distinct signatures only (the record is keyed by them already; the block sizes merge)
-    distinct: dict = {}
-    for r in recs:
-        key = json.dumps([r["build"], r["kernel"], r["args"]])
-        if key in distinct:
-            distinct[key]["blocks"] = sorted(set(distinct[key].get("blocks", []) + r.get("blocks", [])))
-        else:
-            distinct[key] = dict(r)
-    recs = list(distinct.values())
     t0 = time.perf_counter()
+    # one pool per target (numba-hip compiles for one "current device" per process); the
+    # signatures interleave so that both pools stay busy to the end
     per_arch = max(1, a.jobs // len(archs))
     ctx = multiprocessing.get_context("spawn")
     pools = {arch: ProcessPoolExecutor(max_workers=per_arch, mp_context=ctx, initializer=_init,
@@ -344,17 +515,20 @@ def main(argv=None) -> int:
     futures = {arch: [pools[arch].submit(_compile, r) for r in recs] for arch in archs}
     results: dict = {}
     failed = []
+    cached = 0
     for arch in archs:
         results[arch] = []
         for i, fut in enumerate(futures[arch], 1):
             r = fut.result()
             results[arch].append(r)
+            cached += bool(r.get("cached"))
             bad = r["error"] or "; ".join(r["problems"])
-            mark = "FAIL" if bad else "ok"
             info = r["info"]
+            took = "cached" if r.get("cached") else f"{r.get('seconds', 0):.1f} s"
             extra = (f": {bad}" if bad else
-                     f" ({r.get('seconds', 0):.1f} s, {info['vgprs']} VGPRs, {info['lds']} B LDS)")
-            print(f"[{arch} {i}/{len(recs)}] {mark} {r['label']}{extra}", flush=True)
+                     f" ({took}, {info['vgprs']} VGPRs, {info['lds']} B LDS)")
+            print(f"[{arch} {i}/{len(recs)}] {'FAIL' if bad else 'ok'} {r['label']}{extra}",
+                  flush=True)
             if bad:
                 failed.append(f"{arch} {r['label']}: {bad}")
             if a.out and not r["error"]:
@@ -367,12 +541,17 @@ def main(argv=None) -> int:
     for p in pools.values():
         p.shutdown()
     if a.report:
-        cmd = "tools/amd/compile_check.py " + " ".join(
-            [a.sigs] + [f"--arch {x}" for x in archs] + [f"--report {a.report}"])
+        cmd = " ".join(["tools/amd/compile_check.py"] + a.records + [f"--arch {x}" for x in archs]
+                       + [f"--report {a.report}"])
         pathlib.Path(a.report).write_text(_report_md(results, recs, cmd))
+    if a.json:
+        slim = {arch: [{k: v for k, v in r.items() if k not in ("codeobj", "asm")} for r in res]
+                for arch, res in results.items()}
+        pathlib.Path(a.json).write_text(json.dumps(slim, indent=1))
     n = len(recs) * len(archs)
     print(f"compile_check: {n - len(failed)} of {n} (kernel signature, target) pairs compiled and "
-          f"passed for {', '.join(archs)} in {time.perf_counter() - t0:.0f} s")
+          f"passed for {', '.join(archs)} in {time.perf_counter() - t0:.0f} s ({len(recs)} "
+          f"distinct signatures, {cached} code objects from the cache)")
     for f in failed:
         print("FAILED", f)
     return 1 if failed else 0
