@@ -4,7 +4,10 @@ Every AMD-specific line of rocsample is in this file. The kernels and the runtim
 proven on NVIDIA; only the calls whose signatures differ live here, and one addition: numba-hip
 has no array atomics, so ``load`` registers numba-hip's ``intrinsic`` with
 ``rocsample.kernels.atomics``, which then builds the kernels' atomic add / min / max as LLVM
-``atomicrmw`` (the same target-neutral code is tested with numba's CPU target).
+``atomicrmw`` (the same target-neutral code is tested with numba's CPU target, and what it
+becomes in gfx1151 / gfx942 code by tests/backends/test_hip_offline.py in the offline AMD
+toolchain, which also drives this module against the real hip-python-interop; docs/DESIGN.md,
+"The hip backend without AMD hardware").
 """
 
 from __future__ import annotations
