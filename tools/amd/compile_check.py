@@ -403,6 +403,17 @@ def analyse(rec: dict, arch: str, codeobj: bytes, asm: str, ir: str | None, res:
 
 
 # ---- driver ---------------------------------------------------------------------------------
+def _prune_cache() -> None:
+    """Drop the cached code objects of every other source key: they can never be used again."""
+    root = os.environ.get("ROCSAMPLE_AMD_CACHE")
+    if not root or not os.path.isdir(root):
+        return
+    keep = source_key()
+    for d in pathlib.Path(root).iterdir():
+        if d.is_dir() and d.name != keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def compile_records(recs: list[dict], arch: str, jobs: int = 1) -> list[dict]:
     """Compile ``recs`` for ``arch`` in ``jobs`` fresh processes; results in input order."""
     ctx = multiprocessing.get_context("spawn")
@@ -505,6 +516,7 @@ def main(argv=None) -> int:
     if not recs:
         print("compile_check: the kernel record is empty: the sim run launched nothing")
         return 1
+    _prune_cache()
     t0 = time.perf_counter()
     # one pool per target (numba-hip compiles for one "current device" per process); the
     # signatures interleave so that both pools stay busy to the end
