@@ -261,6 +261,8 @@ def offline_kernel(stub):
 
     compile_check._init("gfx1151")  # the stand-in and the target, as in the gate's workers
     from numba import hip
+
+    hip.pose_as_cuda()  # the process as hip.load leaves it (numba.cuda is numba-hip from here)
     from numba.core import types as nt
     from numba.hip.dispatcher import _Kernel
 
