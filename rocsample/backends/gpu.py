@@ -125,6 +125,8 @@ class GpuBackend(NumbaBackend):
         try:
             from numba.cuda import types as nbtypes  # the dispatcher's own (numba-cuda's) types
         except ImportError:  # numba-hip posing as numba.cuda: numba's
+            nbtypes = None
+        if getattr(nbtypes, "Array", None) is None:  # numba's numba.cuda (not numba-cuda's) has none
             from numba.core import types as nbtypes
 
         grid = _dim3(grid)
