@@ -39,6 +39,10 @@ class _SimCuda:
 
 
 _SHARED_LOCK = threading.Lock()
+#: One simulated kernel at a time in the process: the simulator keeps the running kernel's fake
+#: ``cuda`` module in one global (it asserts "concurrent simulated kernel not supported") and
+#: ``kernel[grid, block]`` stores the launch shape on the shared kernel object.
+_LAUNCH_LOCK = threading.RLock()
 
 
 def serialise_shared_arrays() -> None:
@@ -76,11 +80,36 @@ def serialise_shared_arrays() -> None:
     cls.array = array
 
 
+def quiet_float_errors() -> None:
+    """Run each simulated thread under ``np.errstate(all="ignore")`` (idempotent).
+
+    A GPU's float arithmetic overflows to inf and makes NaN silently; the simulator computes with
+    NumPy scalars, whose default error state warns (``RuntimeWarning: overflow encountered in
+    scalar multiply``) from inside rocsample's kernels, which the user can do nothing about.
+    NumPy's error state is per thread (a context variable a new thread does not inherit), so it
+    is set in the simulator's own thread body, around the kernel's Python function.
+    """
+    from numba.cuda.simulator import kernel as kernel_mod
+
+    cls = kernel_mod.BlockThread
+    if getattr(cls.run, "_rocsample_quiet", False):
+        return
+    original = cls.run
+
+    def run(self):
+        with np.errstate(all="ignore"):
+            original(self)
+
+    run._rocsample_quiet = True
+    cls.run = run
+
+
 class SimBackend(NumbaBackend):
     def __init__(self, cuda) -> None:
         from numba.cuda.simulator import kernel as kernel_mod
 
         serialise_shared_arrays()
+        quiet_float_errors()
         cuda = _SimCuda(cuda, kernel_mod)
         super().__init__(
             "sim", cuda, EmulatedRuntime(alloc_array=lambda n: cuda.device_array(n, dtype=np.uint8))
@@ -93,6 +122,13 @@ class SimBackend(NumbaBackend):
 
     def is_device_array(self, obj) -> bool:
         return self._is_own_array(obj) or super().is_device_array(obj)
+
+    def launch(self, kernel, grid, block, stream, *args) -> None:
+        def run():
+            with _LAUNCH_LOCK:  # whole launches, one at a time (threads share the simulator)
+                kernel[grid, block, stream.numba](*args)
+
+        self.runtime.enqueue(stream, run)
 
     def warp_size(self, device=None) -> int:
         # The simulator has no wavefront; ROCSAMPLE_SIM_WARP=64 exercises wave64 layouts.
