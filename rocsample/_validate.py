@@ -67,9 +67,9 @@ def check_int(name: str, value, lo: int | None = None, hi: int | None = None) ->
         fail(name, "an integer", describe(value), TypeError)
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        lo_s = "-inf" if lo is None else str(lo)
-        hi_s = "inf" if hi is None else str(hi)
-        fail(name, f"an integer in [{lo_s}, {hi_s}]", v)
+        lo_s = "(-inf" if lo is None else f"[{lo}"
+        hi_s = "inf)" if hi is None else f"{hi}]"
+        fail(name, f"an integer in {lo_s}, {hi_s}", v)
     return v
 
 
@@ -81,9 +81,13 @@ def in_range(x: np.ndarray, lo: float, hi: float, lo_open: bool, hi_open: bool) 
 
 
 def interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
+    """The interval as text; an infinite end is always open (no value there is accepted)."""
+    lo_open = lo_open or lo == -math.inf
+    hi_open = hi_open or hi == math.inf
+
     def f(v):
-        if v == math.inf:
-            return "inf"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
         return f"{v:g}"
 
     return f"{'(' if lo_open else '['}{f(lo)}, {f(hi)}{')' if hi_open else ']'}"

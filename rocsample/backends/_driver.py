@@ -108,7 +108,8 @@ class DriverRuntime(Runtime):
         h = stream_handle_of(stream)  # raw handles, torch, CuPy, __cuda_stream__, CUstream
         if h is None:
             raise TypeError(
-                "stream: expected None, an int handle, a numba stream, a torch or CuPy stream, "
+                "stream: expected None, an int handle, a numba stream (e.g. from "
+                "rocsample.get_backend().runtime.new_stream()), a torch or CuPy stream, "
                 f"or an object with __cuda_stream__ or .cuda_stream, got {type(stream).__name__}"
             )
         if h == 0:

@@ -112,8 +112,8 @@ class EmulatedRuntime(Runtime):
         h = stream_handle_of(stream)
         if h is None:
             raise TypeError(
-                "stream: expected None, 0, a stream from this backend's runtime.new_stream(), its "
-                f"handle or an object with .cuda_stream or __cuda_stream__, got {describe(stream)}"
+                "stream: expected None, 0, a stream from rocsample.get_backend().runtime.new_stream(), "
+                f"its handle or an object with .cuda_stream or __cuda_stream__, got {describe(stream)}"
             )
         if h == 0:
             return Stream(0, self.current_device(), 0, emulated=True)
@@ -121,8 +121,8 @@ class EmulatedRuntime(Runtime):
             dev = self._stream_devices.get(h)
         if dev is None:
             raise ValueError(
-                "stream: expected a stream from this runtime's new_stream() or its handle, got "
-                f"handle {h:#x} (no such stream)"
+                "stream: expected a stream from rocsample.get_backend().runtime.new_stream() or its "
+                f"handle, got handle {h:#x} (no such stream)"
             )
         return Stream(h, dev, 0, emulated=True)
 

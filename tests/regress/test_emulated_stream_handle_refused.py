@@ -45,8 +45,9 @@ def test_scratch_is_keyed_the_same_whatever_the_form(backend, new_stream):
 
 def test_unknown_handles_and_other_objects_are_refused_by_name():
     rt = EmulatedRuntime(n_devices=2)
-    with pytest.raises(ValueError, match=r"^stream: expected a stream from this runtime's new_stream\(\) "
-                                         r"or its handle, got handle 0x1234 \(no such stream\)$"):
+    with pytest.raises(ValueError, match=r"^stream: expected a stream from rocsample\.get_backend\(\)\.runtime\."
+                                         r"new_stream\(\) or its handle, got handle 0x1234 "
+                                         r"\(no such stream\)$"):
         rt.stream(0x1234)
     with pytest.raises(TypeError, match="^stream: expected"):
         rt.stream(True)
