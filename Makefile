@@ -105,13 +105,13 @@ lint: $(VENV)/.installed-dev
 	$(VPY) -m ruff check rocsample tests bench
 
 # mutmut 3 over rocsample/scratch/ and rocsample/graphs.py against tests/scratch on cpu
-# ([tool.mutmut] in pyproject.toml); fails below a 90% score. Survivors: docs/MUTATION.md.
+# ([tool.mutmut] in pyproject.toml); fails below a 95% score. Survivors: docs/MUTATION.md.
 mutate: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q 'mutmut>=3.8,<4'
 	rm -rf mutants && mkdir mutants
 	$(VPY) -m mutmut run > mutants/run.log 2>&1 || (tail -c 4000 mutants/run.log; exit 1)
 	$(VPY) -m mutmut results
-	$(VPY) tools/mutation_score.py --min 90
+	$(VPY) tools/mutation_score.py --min 95
 
 docs: $(VENV)/.installed-dev
 	$(VPY) -m pip install -q 'pdoc>=14'
