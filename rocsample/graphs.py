@@ -19,6 +19,8 @@ import contextlib
 import itertools
 import threading
 
+import numpy as np
+
 from .backends import get_backend
 from .errors import CaptureError
 from .scratch import get_pool
@@ -201,9 +203,43 @@ def capture(stream, mode: str = "thread_local"):
 
 
 def copy_to_device(dst, host, stream) -> None:
-    """Stream-ordered host-to-device copy into ``dst`` (for graph inputs between replays)."""
+    """Stream-ordered host-to-device copy into ``dst`` (for graph inputs between replays).
+
+    Parameters
+    ----------
+    dst : device array
+        The graph input to refill (a NumPy array on ``cpu``, whose arrays are its device memory).
+    host : numpy.ndarray
+        The new contents: dst's shape and dtype exactly (bfloat16 may fill a uint16 dst). Bytes
+        are copied, never converted: a float64 array for a float32 input is refused, on every
+        backend.
+    stream
+        The stream the copy is ordered on (the graph's).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming ``dst`` or ``host``, before anything is enqueued.
+    """
+    from . import _validate as V
+
     be = get_backend()
-    be.copy_to_device(dst, host, be.stream(stream))
+    st = be.stream(stream)
+    if be.is_device:
+        if not be.is_device_array(dst):
+            V.fail("dst", "a device array", V.describe(dst), TypeError)
+    elif not isinstance(dst, np.ndarray):
+        V.fail("dst", "a NumPy array (the cpu backend's device memory)", V.describe(dst), TypeError)
+    d_dtype, d_shape = V.dtype_of(dst), tuple(int(n) for n in dst.shape)
+    if not isinstance(host, np.ndarray):
+        V.fail("host", f"a NumPy array of dtype {d_dtype} and shape {d_shape}", V.describe(host),
+               TypeError)
+    h_dtype = V.dtype_of(host)
+    if h_dtype != d_dtype and not (h_dtype == "bfloat16" and d_dtype == "uint16"):
+        V.fail("host", f"dtype {d_dtype} (dst's; bytes are copied, not converted)", h_dtype, TypeError)
+    if tuple(host.shape) != d_shape:
+        V.fail("host", f"shape {d_shape} (dst's)", f"shape {tuple(host.shape)}")
+    be.copy_to_device(dst, host, st)
 
 
 __all__ = ["Graph", "capture", "copy_to_device", "hold"]

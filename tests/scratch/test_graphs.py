@@ -66,7 +66,7 @@ def test_replay_streams_count_and_release_event(pool, rt):
     out = np.zeros(4, np.int32)
     with graphs.capture(s) as g:
         pool.request(s, 256, "p")
-        graphs.copy_to_device(out, [1, 2, 3, 4], s)
+        graphs.copy_to_device(out, np.array([1, 2, 3, 4], np.int32), s)
         assert out.tolist() == [0, 0, 0, 0]  # recorded, not run
     assert g.stream == st(s)
     assert (g.replays, g.released) == (0, False)
