@@ -1,0 +1,539 @@
+"""Property-based fuzzing of sample, argmax and Sampler (+ capture): SPEC §2 on random inputs.
+
+Shapes, logit dtypes and layouts (contiguous, a row-strided device view, element-strided), NaN /
+inf / huge / tied rows, every parameter as a scalar, a per-row host array or a device array (with
+wrong dtypes, lengths and values now and then), seeds and positions over the whole 64-bit range,
+both filter orders, logprobs, ``check``, ``out=``, split counts. See tests/fuzz/harness.py for
+what is checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, note, reject
+from hypothesis import strategies as st
+
+import rocsample
+from rocsample import graphs
+from rocsample.errors import SamplingError
+from rocsample.reference import sampling as R
+
+from . import harness as H
+from . import known
+from . import strategies as S
+
+LIM = H.limits()
+PARAMS = ("temperature", "top_k", "top_p", "min_p")
+
+
+@dataclasses.dataclass
+class SampleCase:
+    call: str  # "sample" or "argmax"
+    x: np.ndarray  # logits in their dtype (host)
+    dtype: str
+    dtype_kw: str | None
+    layout: str  # "host", "device", "device_rowview", "device_elemstride"
+    params: dict  # name -> Arg
+    seed: S.Arg
+    position: S.Arg
+    order: str
+    return_logprobs: bool
+    check: bool
+    out: str  # "none", "device", "host", "device_wrong"
+    advance: bool
+    splits: int | None
+    target: str | None = None  # the argument drawn bad, if any
+
+    def bad(self, is_device: bool) -> set:
+        b = set()
+        if self.call == "sample":  # argmax takes none of these
+            b |= {n for n, a in self.params.items() if a.bad(is_device)}
+            b |= {a.name for a in (self.seed, self.position) if a.bad(is_device)}
+            if self.order not in ("llama", "vllm"):
+                b.add("order")
+        if self.dtype_kw is not None and self.dtype_kw != self.dtype:
+            b |= {"dtype", "logits"}
+        if self.dtype == "bfloat16" and self.dtype_kw is None:
+            b.add("logits")  # uint16 bits are bfloat16 only when dtype='bfloat16' says so
+        if is_device and self.layout == "device_elemstride":
+            b.add("logits")
+        if self.out == "device_wrong" or (is_device and self.out == "host"):
+            b.add("out")
+        if self.advance and self.call == "sample":
+            if is_device and self.position.form != "device":
+                b.add("position")
+            if not is_device and not isinstance(self.position.value, np.ndarray):
+                b.add("position")
+        return b
+
+    def placement_sensitive(self) -> str | None:
+        """Why the cpu twin of this case may rightly differ, or None."""
+        args = list(self.params.values()) + ([self.seed, self.position] if self.call == "sample" else [])
+        if any(a.bad_device != a.bad_host for a in args):
+            return "a device array's dtype is judged on device backends only"
+        if self.bad(True) != self.bad(False):
+            return "defect 7 (sampling parts, open): cpu accepts what device backends refuse"
+        return None
+
+
+def _vocab(draw):
+    return draw(st.one_of(st.integers(1, LIM.vocab), st.sampled_from([1, 2, 31, 32, 33, LIM.vocab]),
+                          st.integers(LIM.vocab, LIM.big_vocab)))
+
+
+def _pick(draw, options):
+    """A uniform choice (hypothesis favours the first options of a small sampled_from; the fixed-
+    seed profile must still reach every target)."""
+    return options[int(np.random.default_rng(draw(st.integers(0, 2**32 - 1))).integers(len(options)))]
+
+
+#: the arguments a case may carry bad, one per case (None: a valid case); each is its own
+#: hypothesis run, so the fixed-seed profile reaches every one of them
+TARGETS = [None, "temperature", "top_k", "top_p", "min_p", "seed", "position", "order", "dtype",
+           "out"] + (["elemstride", "advance_host"] if known.allowed("defect7-sampling") else [])
+_ARGMAX_TARGETS = (None, "dtype", "out", "elemstride")
+
+
+@st.composite
+def sample_cases(draw, target=None):
+    calls = ["sample", "sample", "sample", "argmax"] if target in _ARGMAX_TARGETS else ["sample"]
+    call = draw(st.sampled_from(calls))
+    rows = draw(st.integers(1, LIM.rows))
+    vocab = _vocab(draw)
+    dtype = draw(st.sampled_from(["float32", "float32", "float16", "bfloat16"]))
+    x = S.to_dtype(draw(S.logits_rows(rows, vocab)), dtype)
+    dtype_kw = "bfloat16" if dtype == "bfloat16" else draw(st.sampled_from([None, dtype]))
+    if target == "dtype":
+        dtype_kw = draw(st.sampled_from([d for d in (None, "float32", "float16", "bfloat16", "f32")
+                                         if d != dtype and not (d is None and dtype != "bfloat16")]))
+    layout = draw(st.sampled_from(["host", "device", "device", "device_rowview"]))
+    if target == "elemstride" and vocab > 1:
+        layout = "device_elemstride"
+    # most cases exercise one or two filters: the others keep their defaults
+    params = {n: draw(S.filter_param(n, rows, vocab, bad=target == n))
+              if target == n or n == "temperature" or draw(st.integers(0, 2)) == 0
+              else S.default_arg(n, rows) for n in PARAMS}
+    seed = draw(S.counter_param("seed", rows, bad=target == "seed"))
+    position = draw(S.counter_param("position", rows, bad=target == "position"))
+    order = draw(st.sampled_from(["llama", "vllm"]))
+    if target == "order":
+        order = draw(st.sampled_from(["Llama", "", "VLLM", "greedy"]))
+    out = draw(st.sampled_from(["none", "none", "device"]))
+    if target == "out":
+        out = draw(st.sampled_from(["device_wrong"] + (["host"] if known.allowed("defect7-sampling")
+                                                       else [])))
+    advance = call == "sample" and position.form == "device" and draw(st.integers(0, 4)) == 0
+    if target == "advance_host":
+        advance = True
+    splits = draw(st.one_of(st.none(), st.integers(1, 3))) if vocab >= 3 else None
+    return SampleCase(call, x, dtype, dtype_kw, layout, params, seed, position, order,
+                      draw(st.booleans()), draw(st.booleans()), out, advance, splits, target)
+
+
+def _scaled_overflow(case: SampleCase) -> bool:
+    """Rows whose scaled logits overflow float32 (known.OPEN['scaled-overflow'])."""
+    t = case.params["temperature"].ref
+    if case.call == "argmax" or t is None:
+        return False
+    w = S.widen(case.x, case.dtype)
+    with np.errstate(all="ignore"):
+        fin = np.where(np.isfinite(w), np.abs(w), 0).max(axis=1)
+        inv = np.float32(1) / t.astype(np.float32)
+        return bool(((t != 0) & ~np.isfinite(fin * inv)).any())
+
+
+def _reference(case: SampleCase):
+    w = S.widen(case.x, case.dtype)
+    if case.call == "argmax":
+        return R.sample_with_margin(w, temperature=0.0)
+    p = {n: a.ref for n, a in case.params.items()}
+    return R.sample_with_margin(w, **p, seed=case.seed.ref, position=case.position.ref,
+                                order=case.order)
+
+
+def _arg_value(be, a: S.Arg, st_):
+    if a.form == "device":
+        return H.place(be, a.value, "device", a.name, st_)
+    return np.array(a.value, copy=True) if isinstance(a.value, np.ndarray) else a.value
+
+
+def _run_sample(be, case: SampleCase):
+    """The call on backend ``be``, as a function returning host values (for harness.run)."""
+    blk = {"_block": be.warp_size()} if be.name == "sim" else {}
+    if case.splits is not None and be.is_device:
+        blk["_splits"] = case.splits
+    x = H.place(be, case.x, case.layout.replace("_elemstride", ""), "logits")
+    if case.layout == "device_elemstride":
+        wide = H.place(be, np.repeat(case.x, 2, axis=1), "device", "logits")
+        x = wide[:, ::2]
+    rows = case.x.shape[0]
+    out = None
+    if case.out == "device":
+        out = H.place(be, np.full(rows, -7, np.int32), "device", "out")
+    elif case.out == "host":
+        out = np.full(rows, -7, np.int32)
+    elif case.out == "device_wrong":
+        out = H.place(be, np.full(rows, -7, np.int64), "device", "out")
+    sampling = case.call == "sample"
+    seed = _arg_value(be, case.seed, None) if sampling else None
+    pos = _arg_value(be, case.position, None) if sampling else None
+    before = {"logits": H.host_of(be, x)}
+    if out is not None:
+        before["out"] = H.host_of(be, out)
+    if isinstance(pos, np.ndarray) or be.is_device_array(pos):
+        before["position"] = H.host_of(be, pos)
+    state = {"before": before, "x": x, "out": out, "pos": pos}
+
+    def call():
+        kw = dict(return_logprobs=case.return_logprobs, check=case.check, out=out,
+                  dtype=case.dtype_kw, **blk)
+        if case.call == "argmax":
+            res = rocsample.argmax(x, **kw)
+        else:
+            params = {n: _arg_value(be, a, None) for n, a in case.params.items()}
+            res = rocsample.sample(x, **params, seed=seed, position=pos, order=case.order,
+                                   advance_position=case.advance, **kw)
+        res = res if isinstance(res, tuple) else (res,)
+        names = ["tokens"] + (["logprobs"] if case.return_logprobs else []) + \
+                ([] if case.check else ["status"])
+        vals = {n: H.host_of(be, a) for n, a in zip(names, res)}
+        vals["_out_is_returned"] = out is None or res[0] is out
+        if "position" in before:
+            vals["position_after"] = H.host_of(be, pos)
+        return vals
+
+    return call, state
+
+
+def _judge_values(case: SampleCase, vals: dict, ref) -> str | None:
+    tok_w, lp_w, st_w, near = ref
+    if not vals.pop("_out_is_returned"):
+        return "out= was given, but the tokens returned are not that object"
+    tok = vals["tokens"]
+    if tok.shape != tok_w.shape or tok.dtype != np.int32:
+        return f"tokens: shape {tok.shape} dtype {tok.dtype}, want {tok_w.shape} int32"
+    bad = np.flatnonzero((tok != tok_w) & ~(near & (st_w == 0)))
+    if bad.size:
+        return f"tokens differ from the reference in rows {bad.tolist()}: got {tok[bad].tolist()}, " \
+               f"want {tok_w[bad].tolist()} (boundary rows {np.flatnonzero(near).tolist()})"
+    if "status" in vals and not np.array_equal(vals["status"], st_w):
+        return f"status {vals['status'].tolist()}, want {st_w.tolist()}"
+    if "logprobs" in vals:
+        lp = vals["logprobs"]
+        ok = ~near & (tok_w >= 0)
+        a, b = lp[ok].astype(np.float64), lp_w[ok].astype(np.float64)
+        same = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= 2e-5 + 1e-5 * np.abs(b))
+        if not same.all():
+            i = np.flatnonzero(ok)[~same]
+            return f"logprobs differ in rows {i.tolist()}: got {lp[i].tolist()}, want {lp_w[i].tolist()}"
+        if not np.isnan(lp[tok_w < 0]).all():
+            return "logprob of a row with no finite logit is not NaN"
+    if "position_after" in vals:
+        want = case.position.ref + np.uint64(1 if case.advance else 0)
+        got = vals["position_after"].astype(np.int64).view(np.uint64) \
+            if vals["position_after"].dtype.kind == "i" else vals["position_after"].astype(np.uint64)
+        if not np.array_equal(got, want):
+            return f"positions after the call {got.tolist()}, want {want.tolist()}"
+    return None
+
+
+def _judge(be, case, out, state, ref):
+    is_dev = be.is_device
+    bad = case.bad(is_dev)
+    untouched = {}
+    if not out.ok and not isinstance(out.error, SamplingError):
+        for name, before in state["before"].items():
+            obj = state["x"] if name == "logits" else state["out"] if name == "out" else state["pos"]
+            untouched[name] = (before, H.host_of(be, obj))
+    H.check_hygiene(out, case, untouched)
+    if bad:
+        H.check_named_refusal(out, bad, case)
+        return
+    tok_w, _, st_w, _ = ref
+    no_finite = np.flatnonzero(st_w != 0).tolist()
+    if case.check and no_finite:
+        if not isinstance(out.error, SamplingError):
+            H.fail(f"expected SamplingError for rows {no_finite}, got {out.brief()}", case)
+        if out.error.rows != no_finite or out.arg != "logits":
+            H.fail(f"SamplingError rows {out.error.rows} ({out.brief()}), want {no_finite}", case)
+        return
+    if not out.ok:
+        H.fail(f"a valid call raised {out.brief()}", case)
+    problem = _judge_values(case, dict(out.values), ref)
+    if problem:
+        H.fail(f"{be.name}: {problem}", case)
+
+
+def _twin_values(dev_vals, cpu_vals, near):
+    d, c = dict(dev_vals), dict(cpu_vals)
+    for k in d:
+        if k.startswith("_"):
+            continue
+        a, b = d[k], c.get(k)
+        if k == "tokens":
+            diff = np.flatnonzero((a != b) & ~near)
+        elif k == "logprobs":
+            ok = ~near
+            diff = np.flatnonzero(ok & ~((a == b) | (np.isnan(a) & np.isnan(b))
+                                         | (np.abs(a.astype(np.float64) - b) <= 2e-5 + 1e-5 * np.abs(b))))
+        else:
+            diff = np.flatnonzero(np.asarray(a).ravel() != np.asarray(b).ravel())
+        if diff.size:
+            return f"{k} rows {diff.tolist()}: {np.asarray(a).ravel()[diff].tolist()} vs cpu " \
+                   f"{np.asarray(b).ravel()[diff].tolist()}"
+    return None
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=lambda t: f"bad-{t}" if t else "valid")
+def test_fuzz_sample_and_argmax(backend, target):
+    n = H.examples("sample")
+    budget = n if target is None else max(2, n // 8)
+
+    @H.fuzz_settings("sample", max_examples=budget)
+    @given(case=sample_cases(target))
+    def check(case):
+        _check_sample(backend, case)
+
+    check()
+
+
+def _check_sample(backend, case):
+    if not known.allowed("scaled-overflow") and _scaled_overflow(case):
+        reject()
+    ref = _reference(case) if not case.bad(backend.is_device) else None
+    note(f"reference: {ref[0].tolist() if ref else '-'}")
+    call, state = _run_sample(backend, case)
+    out = H.run(call, backend)
+    H.log("sample", f"{case.call} {case.dtype} {case.layout} bad={case.target}", out)
+    _judge(backend, case, out, state, ref)
+    if H.twin_enabled(backend) and case.placement_sensitive() is None:
+        with H.on_backend("cpu") as cpu:
+            ccall, _ = _run_sample(cpu, case)
+            cout = H.run(ccall, cpu)
+        near = ref[3] if ref is not None else None
+        H.check_twins(out, cout, case, lambda a, b: _twin_values(a, b, near))
+
+
+# ---- Sampler: one plan, several calls ---------------------------------------------------------
+@st.composite
+def sampler_cases(draw):
+    rows = draw(st.integers(1, LIM.rows))
+    vocab = _vocab(draw)
+    dtype = draw(st.sampled_from(["float32", "float16", "bfloat16"]))
+    order = draw(st.sampled_from(["llama", "vllm"]))
+    filters = draw(st.integers(0, 4)) > 0
+    n_calls = draw(st.integers(1, 3))
+    calls = []
+    for i in range(n_calls):
+        target = None
+        if i and draw(st.booleans()):
+            prev = calls[-1]
+            params = prev["params"]  # the same values again: the repeated-call path
+        else:
+            target = _pick(draw, [None] * 6 + list(PARAMS) + ["seed", "position"])
+            params = {n: draw(S.filter_param(n, rows, vocab, bad=target == n))
+                      if target == n or n == "temperature" or draw(st.integers(0, 2)) == 0
+                      else S.default_arg(n, rows) for n in PARAMS}
+        calls.append(dict(
+            params=params,
+            x=S.to_dtype(draw(S.logits_rows(rows, vocab)), dtype),
+            inplace=i > 0 and draw(st.booleans()),  # same logits object, new contents
+            seed=draw(S.counter_param("seed", rows, bad=target == "seed")),
+            position=draw(S.counter_param("position", rows, bad=target == "position")),
+            return_logprobs=draw(st.booleans()),
+        ))
+    return dict(rows=rows, vocab=vocab, dtype=dtype, order=order, filters=filters, calls=calls,
+                splits=draw(st.one_of(st.none(), st.integers(1, 3))) if vocab >= 3 else None)
+
+
+def _sampler_run(be, case):
+    blk = {"_block": be.warp_size()} if be.name == "sim" else {}
+    if case["splits"] is not None and be.is_device:
+        blk["_splits"] = case["splits"]
+    results = []
+
+    def body():
+        plan = rocsample.Sampler(case["rows"], case["vocab"], case["dtype"], order=case["order"],
+                                 filters=case["filters"], **blk)
+        x = None
+        for c in case["calls"]:
+            if c["inplace"] and x is not None:
+                graphs.copy_to_device(x, c["x"], None)
+            else:
+                x = H.place(be, c["x"], "device", "logits")
+            params = {n: _arg_value(be, a, None) for n, a in c["params"].items()}
+            try:
+                res = plan(x, **params, seed=_arg_value(be, c["seed"], None),
+                           position=_arg_value(be, c["position"], None),
+                           return_logprobs=c["return_logprobs"], check=False,
+                           dtype="bfloat16" if case["dtype"] == "bfloat16" else None)
+                vals = [H.host_of(be, a) for a in res]
+                results.append(("ok", vals))
+            except (ValueError, TypeError) as e:
+                results.append(("err", H.Outcome(error=e)))
+        return {"results": results}
+
+    return body
+
+
+def _sampler_bad(case, c, is_device):
+    bad = {n for n, a in c["params"].items() if a.bad(is_device)}
+    bad |= {a.name for a in (c["seed"], c["position"]) if a.bad(is_device)}
+    k, p = c["params"]["top_k"], c["params"]["top_p"]
+    if not case["filters"] and k.ref is not None and p.ref is not None:
+        # a device top_k / top_p array always needs the filters (its values are unread); on cpu
+        # it is a NumPy array, judged by its values
+        if ((k.ref > 0) & (k.ref < case["vocab"])).any() or (p.ref < 1).any() or \
+                (is_device and "device" in (k.form, p.form)):
+            bad |= {"top_k", "top_p"}
+    return bad
+
+
+@H.fuzz_settings("sampler")
+@given(case=sampler_cases())
+def test_fuzz_sampler_repeated_calls(backend, case):
+    for c in case["calls"]:
+        probe = SampleCase("sample", c["x"], case["dtype"], None, "device", c["params"], c["seed"],
+                           c["position"], case["order"], False, False, "none", False, None)
+        if not known.allowed("scaled-overflow") and _scaled_overflow(probe):
+            reject()
+    out = H.run(_sampler_run(backend, case), backend)
+    H.check_hygiene(out, case)
+    if not out.ok:
+        H.fail(f"Sampler raised outside a call: {out.brief()}", case)
+    for i, (c, (kind, got)) in enumerate(zip(case["calls"], out.values["results"])):
+        bad = _sampler_bad(case, c, backend.is_device)
+        if bad:
+            if kind == "ok":
+                H.fail(f"call {i}: expected a named error for {sorted(bad)}, it succeeded", case)
+            H.check_named_refusal(got, bad, case)
+            continue
+        if kind != "ok":
+            H.fail(f"call {i}: a valid call raised {got.brief()}", case)
+        p = {n: a.ref for n, a in c["params"].items()}
+        ref = R.sample_with_margin(S.widen(c["x"], case["dtype"]), **p, seed=c["seed"].ref,
+                                   position=c["position"].ref, order=case["order"])
+        vals = {"tokens": got[0], "status": got[-1], "_out_is_returned": True}
+        if c["return_logprobs"]:
+            vals["logprobs"] = got[1]
+        probe = SampleCase("sample", c["x"], case["dtype"], None, "device", c["params"], c["seed"],
+                           c["position"], case["order"], c["return_logprobs"], False, "none", False,
+                           None)
+        problem = _judge_values(probe, vals, ref)
+        if problem:
+            H.fail(f"call {i}: {problem}", case)
+
+
+# ---- Sampler.capture: replays with refilled inputs ---------------------------------------------
+@st.composite
+def capture_cases(draw):
+    rows = draw(st.integers(1, LIM.rows))
+    vocab = draw(st.integers(1, LIM.vocab))
+    dtype = draw(st.sampled_from(["float32", "float16"] + (["bfloat16"] if known.allowed(
+        "capture-bf16-bits") else [])))
+    params = {n: draw(S.filter_param(n, rows, vocab, allow_device=False))
+              if n == "temperature" or draw(st.integers(0, 2)) == 0 else S.default_arg(n, rows)
+              for n in PARAMS}
+    seeds = np.array([draw(st.integers(0, 2**64 - 1)) for _ in range(rows)], np.uint64)
+    pos0 = np.array([draw(st.integers(0, 2**64 - 1)) for _ in range(rows)], np.uint64)
+    replays = []
+    for _ in range(draw(st.integers(1, 3))):
+        replays.append(dict(x=S.to_dtype(draw(S.logits_rows(rows, vocab)), dtype),
+                            new_pos=pos0 * 0 + np.uint64(draw(st.integers(0, 2**20)))
+                            if draw(st.integers(0, 3)) == 0 else None))
+    bad_input = draw(st.sampled_from([None] * 6 + ["seed", "position", "logits"]))
+    return dict(rows=rows, vocab=vocab, dtype=dtype, params=params, seeds=seeds, pos0=pos0,
+                replays=replays, advance=draw(st.booleans()), lp=draw(st.booleans()),
+                order=draw(st.sampled_from(["llama", "vllm"])), bad_input=bad_input)
+
+
+def _capture_run(be, case):
+    blk = {"_block": be.warp_size(), "_splits": 1} if be.name == "sim" else {}
+
+    def body():
+        s = be.runtime.new_stream()
+        st_ = be.stream(s)
+        plan = rocsample.Sampler(case["rows"], case["vocab"], case["dtype"], stream=s,
+                                 order=case["order"], **blk)
+        x = H.place(be, case["replays"][0]["x"], "device", "logits", s)
+        seed = H.place(be, case["seeds"], "device", "seed", s)
+        pos = H.place(be, case["pos0"], "device", "position", s)
+        if case["bad_input"] == "seed":
+            seed = 5  # a host value cannot be refilled between replays
+        elif case["bad_input"] == "position":
+            pos = [1] * case["rows"]
+        elif case["bad_input"] == "logits":
+            x = case["replays"][0]["x"].tolist()
+        params = {n: a.value for n, a in case["params"].items()}
+        kw = {"dtype": "bfloat16"} if case["dtype"] == "bfloat16" else {}
+        g = plan.capture(x, seed=seed, position=pos, return_logprobs=case["lp"],
+                         advance_position=case["advance"], **kw, **params)
+        got = []
+        try:
+            for r in case["replays"]:
+                graphs.copy_to_device(x, r["x"], s)
+                if r["new_pos"] is not None:
+                    graphs.copy_to_device(pos, r["new_pos"], s)
+                g.replay(s)
+                got.append([H.host_of(be, a, s) for a in g.outputs])
+            pos_after = H.host_of(be, pos, s)
+        finally:
+            g.release()
+        be.synchronize(st_)
+        return {"replays": got, "pos_after": pos_after}
+
+    return body
+
+
+@H.fuzz_settings("capture")
+@given(case=capture_cases())
+def test_fuzz_sampler_capture_replays(backend, case):
+    p = {n: a.ref for n, a in case["params"].items()}
+    for r in case["replays"]:
+        probe = SampleCase("sample", r["x"], case["dtype"], None, "device", case["params"],
+                           S.Arg("seed", 0, "scalar", ref=case["seeds"]),
+                           S.Arg("position", 0, "scalar", ref=case["pos0"]), case["order"],
+                           False, False, "none", False, None)
+        if not known.allowed("scaled-overflow") and _scaled_overflow(probe):
+            reject()
+    out = H.run(_capture_run(backend, case), backend)
+    H.check_hygiene(out, case)
+    if case["bad_input"]:
+        if not isinstance(out.error, TypeError) or out.arg != case["bad_input"]:
+            H.fail(f"capture with a host {case['bad_input']}: want TypeError naming it, got "
+                   f"{out.brief()}", case)
+        return
+    if not out.ok:
+        H.fail(f"capture raised {out.brief()}", case)
+    pos = case["pos0"].copy()
+    for i, (r, got) in enumerate(zip(case["replays"], out.values["replays"])):
+        if r["new_pos"] is not None:
+            pos = r["new_pos"].copy()
+        ref = R.sample_with_margin(S.widen(r["x"], case["dtype"]), **p, seed=case["seeds"],
+                                   position=pos, order=case["order"])
+        vals = {"tokens": got[0], "status": got[2], "_out_is_returned": True}
+        if case["lp"]:
+            vals["logprobs"] = got[1]
+        probe = SampleCase("sample", r["x"], case["dtype"], None, "device", case["params"],
+                           S.Arg("seed", 0, "scalar", ref=case["seeds"]),
+                           S.Arg("position", 0, "scalar", ref=pos), case["order"], case["lp"],
+                           False, "none", False, None)
+        problem = _judge_values(probe, vals, ref)
+        if problem:
+            H.fail(f"replay {i}: {problem}", case)
+        if case["advance"]:
+            pos = pos + np.uint64(1)
+    got_pos = out.values["pos_after"].astype(np.uint64)
+    if not np.array_equal(got_pos, pos):
+        H.fail(f"positions after the replays {got_pos.tolist()}, want {pos.tolist()}", case)
+
+
+def test_fuzz_profile_is_known():
+    assert H.PROFILE in ("ci", "long")
+    assert all(H.examples(t) > 0 for t in H._CI_EXAMPLES)
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
