@@ -9,12 +9,14 @@ what is checked.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
 import pytest
 from hypothesis import given, note, reject
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 import rocsample
 from rocsample import graphs
@@ -297,14 +299,35 @@ def test_fuzz_sample_and_argmax(backend, target):
     def check(case):
         _check_sample(backend, case)
 
+    if target is None:  # every kernel variant at least once, whatever the draws
+        for case in _explicit_cases():
+            _check_sample(backend, case)
     check()
+
+
+def _explicit_cases():
+    """The fast path's four phase-1 variants (draw x logprobs) for each logits dtype."""
+    rng = np.random.default_rng(5)
+    x32 = rng.standard_normal((2, 37)).astype(np.float32)
+    for dtype in ("float32", "float16", "bfloat16"):
+        for temp in (0.0, 0.9):
+            for lp in (False, True):
+                params = {n: S.default_arg(n, 2) for n in PARAMS}
+                params["temperature"] = S.Arg("temperature", temp, "scalar",
+                                              ref=np.full(2, temp, np.float64))
+                yield SampleCase("sample", S.to_dtype(x32, dtype), dtype,
+                                 "bfloat16" if dtype == "bfloat16" else None, "device", params,
+                                 S.Arg("seed", 3, "scalar", ref=np.full(2, 3, np.uint64)),
+                                 S.Arg("position", 4, "scalar", ref=np.full(2, 4, np.uint64)),
+                                 "llama", lp, True, "none", False, None)
 
 
 def _check_sample(backend, case):
     if not known.allowed("scaled-overflow") and _scaled_overflow(case):
         reject()
     ref = _reference(case) if not case.bad(backend.is_device) else None
-    note(f"reference: {ref[0].tolist() if ref else '-'}")
+    with contextlib.suppress(InvalidArgument):  # an explicit case runs outside hypothesis
+        note(f"reference: {ref[0].tolist() if ref else '-'}")
     call, state = _run_sample(backend, case)
     out = H.run(call, backend)
     H.log("sample", f"{case.call} {case.dtype} {case.layout} bad={case.target}", out)
@@ -532,7 +555,7 @@ def test_fuzz_sampler_capture_replays(backend, case):
 
 
 def test_fuzz_profile_is_known():
-    assert H.PROFILE in ("ci", "long")
+    assert H.PROFILE in ("ci", "long", "sanitize")
     assert all(H.examples(t) > 0 for t in H._CI_EXAMPLES)
 
 

@@ -12,6 +12,7 @@ bad index surfaces there on device backends and at once on cpu (SEMANTICS.md), t
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -24,6 +25,8 @@ from rocsample.reference.quant import BLOCK_BYTES
 
 from . import harness as H
 from . import known
+
+sr = importlib.import_module("rocsample.set_rows")  # the module (rocsample.set_rows is the function)
 
 LIM = H.limits()
 TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl"]
@@ -51,10 +54,11 @@ class RowsCase:
     stream: bool  # a new stream (else None)
     target: str | None
     bad: set
+    three: bool = False  # the separate-check launch plan (idx > 4096 indices) forced on a device
 
     def __repr__(self) -> str:
         d = {k: getattr(self, k) for k in ("dst_type", "t", "where", "check_bounds", "stream",
-                                           "target", "bad")}
+                                           "target", "bad", "three")}
         idx = self.idx if not isinstance(self.idx, np.ndarray) else \
             f"{self.idx.dtype}{list(self.idx.shape)}={self.idx.ravel()[:12].tolist()}"
         return (f"RowsCase(dst {self.dst.dtype}{list(self.dst.shape)}, src {self.src.dtype}"
@@ -194,7 +198,7 @@ def rows_cases(draw, target=None):
             and src.dtype.kind == "f" and not np.isfinite(src).all():
         bad = bad | {"src"}  # a float16 overflow made inf: refused for a block type
     return RowsCase(dst, src, idx, dst_type, t, where, draw(st.booleans()), draw(st.booleans()),
-                    target, bad)
+                    target, bad, draw(st.integers(0, 3)) == 0)
 
 
 def _place(be, case, name, value, st_):
@@ -211,8 +215,14 @@ def _run_rows(be, case: RowsCase):
     state = {"dst": dst, "s": s, "before": H.host_of(be, dst, s)}
 
     def call():
-        res = rocsample.set_rows(dst, src, idx, dst_type=case.dst_type, stream=s,
-                                 check_bounds=case.check_bounds)
+        fuse = sr._FUSE_MAX_IDX
+        if case.three:  # as tests/kernels/conftest.py's "three" path: reset, check, write kernels
+            sr._FUSE_MAX_IDX = 0
+        try:
+            res = rocsample.set_rows(dst, src, idx, dst_type=case.dst_type, stream=s,
+                                     check_bounds=case.check_bounds)
+        finally:
+            sr._FUSE_MAX_IDX = fuse
         try:
             rocsample.check_errors(s)
         finally:
@@ -233,7 +243,8 @@ def _unchecked_nonfinite_device(be, case) -> bool:
     unchecked call; the bytes are ggml's x86-defined ones (no reference here), no error."""
     return (be.is_device and case.t in BLOCK_BYTES and case.where["src"] == "device"
             and not case.check_bounds and isinstance(case.src, np.ndarray)
-            and not np.isfinite(case.src.astype(np.float32)).all())
+            and case.src.dtype in (np.float32, np.float16) and case.target in (None, "src_nonfinite")
+            and not np.isfinite(case.src).all())
 
 
 def _bad_index_message(case: RowsCase) -> str | None:
