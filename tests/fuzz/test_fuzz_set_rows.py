@@ -55,10 +55,12 @@ class RowsCase:
     target: str | None
     bad: set
     three: bool = False  # the separate-check launch plan (idx > 4096 indices) forced on a device
+    views: tuple = ()  # arrays passed as strided views of larger ones ("dst", "src", "idx")
+    special: str | None = None  # "overlap" (src is a view of dst) or "readonly" (dst not writable)
 
     def __repr__(self) -> str:
         d = {k: getattr(self, k) for k in ("dst_type", "t", "where", "check_bounds", "stream",
-                                           "target", "bad", "three")}
+                                           "target", "bad", "three", "views", "special")}
         idx = self.idx if not isinstance(self.idx, np.ndarray) else \
             f"{self.idx.dtype}{list(self.idx.shape)}={self.idx.ravel()[:12].tolist()}"
         return (f"RowsCase(dst {self.dst.dtype}{list(self.dst.shape)}, src {self.src.dtype}"
@@ -197,14 +199,35 @@ def rows_cases(draw, target=None):
     if t in BLOCK_BYTES and target != "idx_value" and isinstance(src, np.ndarray) \
             and src.dtype.kind == "f" and not np.isfinite(src).all():
         bad = bad | {"src"}  # a float16 overflow made inf: refused for a block type
+    views: tuple = ()
+    if known.allowed("strided-set_rows") and target is None and draw(st.integers(0, 2)) == 0:
+        views = tuple(k for k in ("dst", "src", "idx") if draw(st.booleans()))
+    special = None
+    if target is None and known.allowed("overlap") and t == "f32" and src_dt == np.float32 \
+            and 1 <= n_src <= dst.shape[-2] and draw(st.integers(0, 7)) == 0:
+        special, bad = "overlap", {"src", "dst"}  # SPEC §3: refused with a named error
+    elif target is None and known.allowed("readonly") and n_src and draw(st.integers(0, 7)) == 0:
+        special, bad = "readonly", {"dst"}
+        where["dst"] = "host"
     return RowsCase(dst, src, idx, dst_type, t, where, draw(st.booleans()), draw(st.booleans()),
-                    target, bad, draw(st.integers(0, 3)) == 0)
+                    target, bad, draw(st.integers(0, 3)) == 0, views, special)
 
 
 def _place(be, case, name, value, st_):
+    """The argument as the call gets it: host or device, and as a strided view of a larger array
+    (every other row, inside a wider row) when the case says so."""
     if not isinstance(value, np.ndarray):
         return value
-    return H.place(be, value, case.where[name], name, st_)
+    if name not in case.views or value.ndim == 0:
+        return H.place(be, value, case.where[name], name, st_)
+    if value.ndim == 1:  # idx: every other element
+        big = np.zeros(2 * value.shape[0], value.dtype)
+        big[::2] = value
+        return H.place(be, big, case.where[name], name, st_)[::2]
+    # every other row, each inside a wider row: a row stride on two axes
+    big = np.zeros(value.shape[:-2] + (2 * value.shape[-2], value.shape[-1] + 3), value.dtype)
+    big[..., ::2, : value.shape[-1]] = value
+    return H.place(be, big, case.where[name], name, st_)[..., ::2, : value.shape[-1]]
 
 
 def _run_rows(be, case: RowsCase):
@@ -212,6 +235,10 @@ def _run_rows(be, case: RowsCase):
     dst = _place(be, case, "dst", case.dst, s)
     src = _place(be, case, "src", case.src, s)
     idx = _place(be, case, "idx", case.idx, s)
+    if case.special == "overlap":  # src: rows of dst itself (same dtype and width)
+        src = dst[..., : np.asarray(case.idx).shape[-1], :]
+    elif case.special == "readonly":
+        dst.flags.writeable = False
     state = {"dst": dst, "s": s, "before": H.host_of(be, dst, s)}
 
     def call():
