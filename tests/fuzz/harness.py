@@ -208,6 +208,16 @@ def twin_enabled(backend) -> bool:
     return backend.name != "cpu"
 
 
+def quiet(fn):
+    """``fn`` under ``np.errstate(all="ignore")``: the tests' own reference calls (the library's
+    calls are watched for warnings; the test's are not the library's)."""
+    def call(*a, **k):
+        with np.errstate(all="ignore"):
+            return fn(*a, **k)
+
+    return call
+
+
 # ---- placing arrays ---------------------------------------------------------------------------
 def place(backend, host: np.ndarray, where: str, name: str, stream=None):
     """``host`` as the call will see it: a NumPy copy, or a device copy on ``stream``.

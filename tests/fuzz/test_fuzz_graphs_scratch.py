@@ -197,7 +197,7 @@ def _program_run(be, p):
                 snap = {name: H.host_of(be, dev[name], s) for name in model}
                 if plan is not None:
                     toks = H.host_of(be, res[0], s)
-                    want, _, _, near = R.sample_with_margin(
+                    want, _, _, near = H.quiet(R.sample_with_margin)(
                         inputs["x"], temperature=p["temp"], top_k=p["top_k"],
                         seed=np.arange(p["rows"]), position=pos_rows)
                     snap["tokens"] = (toks, want, near)
