@@ -21,9 +21,6 @@ OPEN = {
     "readonly": "issue #12 defect 8 (set_rows engineer): a read-only dst / position gives NumPy's "
                 "unnamed error",
     "nan-payload": "issue #12 defect 11 (set_rows engineer): NaN payloads of f16 src differ",
-    "scaled-overflow": "issue #12 defect 1 (kernels engineer): rows whose scaled logits overflow "
-                       "(|l * inv_t| > 3.4e38) sample NaN / -inf tokens or crash the simulator; the "
-                       "reference itself is undefined there (inf - inf)",
     "defect7-sampling": "issue #12 defect 7, sampling parts (qa, after the sampling.py split): cpu "
                         "accepts a NumPy out=, a NumPy position with advance_position and element-"
                         "strided logits where GPU backends refuse them",

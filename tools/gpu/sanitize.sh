@@ -4,7 +4,7 @@
 # part go to $OUT/sanitize.json and $OUT/sanitize-<tool>-<part>.log. About 5 minutes in all.
 #
 # The parts (chosen so that every kernel of the library runs under every tool at small shapes;
-# `python tools/kernel_coverage.py` on a sim run of the same selection shows 37 of 37 kernels):
+# `python tools/kernel_coverage.py` on a sim run of the same selection shows 50 of 50 kernels):
 #   fuzz     tests/fuzz with ROCSAMPLE_FUZZ=sanitize: every public call, every kernel, fixed seed
 #   kernels  the error audits, atomics, Sampler capture, the >256-split fold (1024 splits x 64K)
 #   graphs   (memcheck only) the 4-site decode graph replayed 825 times, the scratch pool on device
