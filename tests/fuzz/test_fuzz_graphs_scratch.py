@@ -282,7 +282,10 @@ class ScratchMachine(RuleBasedStateMachine):
     def setup(self):
         self.be = rocsample.get_backend()
         self.pool = scratch.get_pool()
-        self.streams = [self.be.runtime.new_stream() for _ in range(3)]
+        # two streams of the current device and one of the second (emulated on cpu/sim), when
+        # there is one: a buffer of one device is never handed out on another (SPEC §4)
+        last = 1 if self.be.runtime.device_count() > 1 else 0
+        self.streams = [self.be.runtime.new_stream(d) for d in (0, 0, last)]
         self.cap = {}  # (stream index, purpose) -> capacity in bytes (the model)
         self.capturing = None  # (stream index, context manager, graph)
         self.graphs = []
@@ -381,6 +384,10 @@ class ScratchMachine(RuleBasedStateMachine):
         self.pool.check_invariants()
         ptrs = [ptr for s in self.streams for ptr in self.pool.buffers(s).values()]
         assert len(ptrs) == len(set(ptrs)), "two (stream, purpose) entries share a buffer"
+        if self.be.runtime.emulated:  # the emulated runtime knows each allocation's device
+            for s in self.streams:
+                for ptr in self.pool.buffers(s).values():
+                    assert self.be.runtime.pointer_device(ptr) == self.be.stream(s).device
 
     def teardown(self):
         if getattr(self, "capturing", None) is not None:
