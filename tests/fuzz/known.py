@@ -24,6 +24,11 @@ OPEN = {
     "defect7-sampling": "issue #12 defect 7, sampling parts (qa, after the sampling.py split): cpu "
                         "accepts a NumPy out=, a NumPy position with advance_position and element-"
                         "strided logits where GPU backends refuse them",
+    "unchecked-index-vs-nonfinite": "found by the fuzzer (set_rows engineer): an unchecked call "
+                                    "(check_bounds=False) to a block type with a bad index and a "
+                                    "non-finite host src raises ValueError naming src on device "
+                                    "backends, IndexError on cpu; SEMANTICS says IndexError on "
+                                    "every backend",
     "capture-bf16-bits": "found by the fuzzer (qa, after the sampling.py split): Sampler.capture takes "
                          "no dtype=, so a bfloat16 plan cannot capture uint16 bit patterns (its "
                          "warm-up call refuses them: 'logits: expected ... uint16 with "
