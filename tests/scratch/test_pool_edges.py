@@ -58,7 +58,7 @@ def test_a_buffer_retired_while_its_stream_captured_waits_for_an_event_after_the
     # event (freed at once, ahead of the stream's queued work), and `continue` -> `break` past a
     # note still waiting (every retired buffer listed after it was dropped, never freed)
     pool = shared_pool
-    s1, s2 = rt.new_stream(0), rt.new_stream(0)
+    s1, s2 = rt.new_stream(0), rt.new_stream(1)  # s2 on the other device: free to allocate
     g = _replayed_graph(pool, s1)
     rt.begin_capture(st(s1), "relaxed")  # a capture rocsample did not begin (torch's, say)
     g.release()  # its buffer's event cannot be recorded on s1 now: a note is kept
