@@ -74,9 +74,9 @@ def test_readme_capture_example_runs_as_written(backend, monkeypatch):
         rows, vocab = 2, 64
         code = code.replace("151936", str(vocab))
         code = re.sub(r"\b8\b", str(rows), code)
-        import rocsample.sampling as rs
+        import rocsample.sampling_plan as plan_mod
 
-        monkeypatch.setattr(rs, "_BLOCK", backend.warp_size(), raising=False)  # one warp a block
+        monkeypatch.setattr(plan_mod, "_BLOCK", backend.warp_size())  # one warp per block
     rng = np.random.default_rng(0)
     steps = [rng.standard_normal((rows, vocab)).astype(np.float32) for _ in range(2)]
     ns = {"np": np, "rocsample": rocsample, "n": len(steps), "next_logits": lambda i: steps[i]}
