@@ -12,15 +12,6 @@ import os
 INCLUDE_KNOWN = os.environ.get("ROCSAMPLE_FUZZ_KNOWN", "") not in ("", "0")
 
 OPEN = {
-    "strided-set_rows": "issue #12 defect 3 (set_rows engineer): strided views of src, dst or idx "
-                        "are refused on device backends with numba's unnamed 'non-contiguous buffer' "
-                        "error; cpu accepts them",
-    "overlap": "issue #12 defect 4 (set_rows engineer): src overlapping dst is not refused",
-    "ring-2**63": "issue #12 defect 5 (set_rows engineer): ring_write positions near 2**63 write "
-                  "the wrong rows; 2**63 raises a bare OverflowError",
-    "readonly": "issue #12 defect 8 (set_rows engineer): a read-only dst / position gives NumPy's "
-                "unnamed error",
-    "nan-payload": "issue #12 defect 11 (set_rows engineer): NaN payloads of f16 src differ",
     "defect7-sampling": "issue #12 defect 7, sampling parts (qa, after the sampling.py split): cpu "
                         "accepts a NumPy out=, a NumPy position with advance_position and element-"
                         "strided logits where GPU backends refuse them",

@@ -82,7 +82,7 @@ def _drop_leading(draw, shape: tuple, keep: int) -> tuple:
 def src_values(draw, shape, dtype):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(["normal", "normal", "wide", "zeros", "tiny", "huge", "mixed",
-                                 "ints", "halfway"]))
+                                 "ints", "halfway", "nan_payloads"]))
     x = rng.standard_normal(shape).astype(np.float32)
     if kind == "wide":
         x *= np.float32(1e4)
@@ -102,6 +102,17 @@ def src_values(draw, shape, dtype):
         x = np.round(x * 8).astype(np.float32)
     elif kind == "halfway":  # values on rounding edges of the quantizers
         x = (np.round(x * 16) / 16 + np.float32(1 / 32)).astype(np.float32)
+    elif kind == "nan_payloads" and x.size:  # NaNs with payloads, +-inf (float dst types keep them)
+        with np.errstate(over="ignore"):
+            x = x.astype(dtype)
+        bits = x.view(np.uint16 if x.dtype == np.float16 else np.uint32).reshape(-1)
+        exp = np.uint16(0x7C00) if x.dtype == np.float16 else np.uint32(0x7F800000)
+        pay = rng.integers(0, 2**10 if x.dtype == np.float16 else 2**23, bits.size).astype(bits.dtype)
+        m = rng.integers(0, 3, bits.size)
+        sign = (rng.integers(0, 2, bits.size).astype(bits.dtype) << np.uint32(15 if x.dtype == np.float16 else 31)).astype(bits.dtype)
+        bits[m == 1] = (sign | exp | np.maximum(pay, 1).astype(bits.dtype))[m == 1]  # NaN, payload
+        bits[m == 2] = (sign | exp)[m == 2]  # +-inf
+        return x
     with np.errstate(over="ignore"):
         return x.astype(dtype)
 
@@ -205,13 +216,13 @@ def rows_cases(draw, target=None):
             and src.dtype.kind == "f" and not np.isfinite(src).all():
         bad = bad | {"src"}  # a float16 overflow made inf: refused for a block type
     views: tuple = ()
-    if known.allowed("strided-set_rows") and target is None and draw(st.integers(0, 2)) == 0:
+    if target is None and draw(st.integers(0, 2)) == 0:  # SPEC §3: strided views accepted
         views = tuple(k for k in ("dst", "src", "idx") if draw(st.booleans()))
     special = None
-    if target is None and known.allowed("overlap") and t == "f32" and src_dt == np.float32 \
+    if target is None and t == "f32" and src_dt == np.float32 \
             and 1 <= n_src <= dst.shape[-2] and draw(st.integers(0, 7)) == 0:
         special, bad = "overlap", {"src", "dst"}  # SPEC §3: refused with a named error
-    elif target is None and known.allowed("readonly") and n_src and draw(st.integers(0, 7)) == 0:
+    elif target is None and n_src and draw(st.integers(0, 7)) == 0:
         special, bad = "readonly", {"dst"}
         where["dst"] = "host"
     return RowsCase(dst, src, idx, dst_type, t, where, check_bounds, draw(st.booleans()),
@@ -365,14 +376,19 @@ def ring_cases(draw):
     n_ring = draw(st.integers(1, LIM.set_rows))
     n = draw(st.integers(0, min(LIM.n_src, 2 * n_ring + 1)))
     src = draw(src_values(_drop_leading(draw, (d3, d2, n, ne0), 2), np.float32))
+    if quant:  # non-finite values to a block type are set_rows' test; here the rows are
+        src = np.where(np.isfinite(src), src, np.float32(1))
     W = _width(t, ne0)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     dst_shape = _drop_leading(draw, (d3, d2, n_ring, W), 2)
     dst = rng.integers(0, 256, int(np.prod(dst_shape)) * np.dtype(_storage(t)).itemsize,
                        dtype=np.uint8).view(_storage(t)).reshape(dst_shape)
-    lim = 2**70 if known.allowed("ring-2**63") else 2**62
-    pos = draw(st.one_of(st.integers(-3 * n_ring, 4 * n_ring), st.integers(-lim, lim)))
+    I64 = 2**63
+    pos = draw(st.one_of(st.integers(-3 * n_ring, 4 * n_ring), st.integers(-(2**70), 2**70),
+                         st.integers(I64 - 3 * n_ring - 2, I64 + 2), st.integers(-I64 - 2, -I64 + 3)))
     form = draw(st.sampled_from(["int", "int", "numpy", "device", "bad"]))
+    if form != "int":  # an int64 array holds an int64 value
+        pos = min(max(pos, -I64), I64 - 1)
     bad_kind = draw(st.sampled_from(["float", "int32_dev", "shape", "bool"])) if form == "bad" else None
     return dict(t=t, dst=dst, src=src, pos=pos, form=form, bad_kind=bad_kind,
                 advance=draw(st.booleans()), where_dst=draw(st.sampled_from(["host", "device"])),
@@ -416,7 +432,7 @@ def _ring_expected(c):
     n_ring = c["dst"].shape[-2]
     n = c["src"].shape[-2]
     want = np.array(c["dst"], copy=True)
-    idx = (c["pos"] + np.arange(n)) % n_ring
+    idx = np.array([(c["pos"] + i) % n_ring for i in range(n)], np.int64)  # exact Python ints
     dt = None if c["t"] in ("f32", "f16") else c["t"]
     ref.set_rows(want, c["src"], idx.astype(np.int64), dst_type=dt)
     return want
@@ -429,9 +445,15 @@ def test_fuzz_ring_write(backend, c):
     H.log("ring_write", f"{c['t']} {c['form']}", out)
     H.check_hygiene(out, c)
     if c["form"] == "bad":
-        bad_on_cpu = c["bad_kind"] in ("float", "bool", "shape", "int32_dev")
-        if bad_on_cpu or backend.is_device:
-            H.check_named_refusal(out, {"position"}, c)
+        H.check_named_refusal(out, {"position"}, c)
+        return
+    n = c["src"].shape[-2]
+    I64 = 2**63
+    # SEMANTICS: int64 positions; an int outside is refused, so is advancing a NumPy one past
+    # 2**63 - 1 (before the write); a device position wraps like an int64 counter
+    host_pos = c["form"] == "numpy" or (c["form"] == "device" and not backend.is_device)
+    if not -I64 <= c["pos"] < I64 or (host_pos and c["advance"] and c["pos"] + n >= I64):
+        H.check_named_refusal(out, {"position"}, c)
         return
     if not out.ok:
         H.fail(f"a valid ring_write raised {out.brief()}", c)
@@ -440,9 +462,8 @@ def test_fuzz_ring_write(backend, c):
                           np.ascontiguousarray(want).view(np.uint8)):
         H.fail(f"{backend.name}: ring rows differ from set_rows at (position + i) % n_ring", c)
     if "position" in out.values:
-        n = c["src"].shape[-2]
         moved = c["advance"] and c["form"] in ("numpy", "device")
-        want_p = c["pos"] + (n if moved else 0)
+        want_p = (c["pos"] + (n if moved else 0) + I64) % 2**64 - I64
         got_p = int(out.values["position"][0])
         if got_p != want_p:
             H.fail(f"position after the write {got_p}, want {want_p}", c)
