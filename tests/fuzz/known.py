@@ -14,7 +14,9 @@ INCLUDE_KNOWN = os.environ.get("ROCSAMPLE_FUZZ_KNOWN", "") not in ("", "0")
 OPEN = {
     "defect7-sampling": "issue #12 defect 7, sampling parts (qa, after the sampling.py split): cpu "
                         "accepts a NumPy out=, a NumPy position with advance_position and element-"
-                        "strided logits where GPU backends refuse them",
+                        "strided logits where GPU backends refuse them; and (found by the fuzzer) "
+                        "cpu advances an int32 NumPy position in int32: 2**31 - 1 wraps to -2**31, "
+                        "so the next draw is at 2**64 - 2**31 instead of 2**31",
     "unchecked-index-vs-nonfinite": "found by the fuzzer (set_rows engineer): an unchecked call "
                                     "(check_bounds=False) to a block type with a bad index and a "
                                     "non-finite host src raises ValueError naming src on device "
