@@ -122,7 +122,7 @@ HIP_VENV ?= .venv-hip
 check-hip:
 	$(PY) -m venv $(HIP_VENV)
 	$(HIP_VENV)/bin/python -m pip install -q --upgrade pip
-	$(HIP_VENV)/bin/python -m pip install -q -e '.[hip]' pytest pytest-benchmark pytest-timeout hypothesis gguf
+	$(HIP_VENV)/bin/python -m pip install -q -e '.[hip]' pytest pytest-benchmark pytest-timeout pytest-xdist hypothesis gguf
 	$(HIP_VENV)/bin/python -m rocsample.check --backend hip --report rocsample-check-hip.json
 
 check-cuda:

@@ -33,13 +33,28 @@ def _device_info(be, copy_bw: float) -> dict:
     }
 
 
-def _run_tests(backend: str, junit: Path, extra: list[str]) -> dict:
+def _jobs(asked: str) -> int:
+    """pytest-xdist workers for the suite: ``auto`` is half the cores, at most 8, when xdist is
+    installed (numba compiles each kernel signature once per process; the workers share the
+    on-disk kernel cache), else 1."""
+    if asked != "auto":
+        return max(1, int(asked))
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        return 1
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def _run_tests(backend: str, junit: Path, extra: list[str], jobs: int = 1) -> dict:
+    par = ["-n", str(jobs), "--dist", "loadfile"] if jobs > 1 else []
     cmd = [sys.executable, "-m", "pytest", "tests", "--backend", backend, "-q", "-p", "no:cacheprovider",
-           f"--junitxml={junit}", "-rs", *extra]
+           f"--junitxml={junit}", "-rfEs", "--durations=25", *par, *extra]
     print("$", " ".join(cmd), flush=True)
     t0 = time.time()
     proc = subprocess.run(cmd, cwd=_ROOT, text=True)
-    res = {"command": " ".join(cmd), "exit_code": proc.returncode, "seconds": round(time.time() - t0, 1)}
+    res = {"command": " ".join(cmd), "exit_code": proc.returncode, "seconds": round(time.time() - t0, 1),
+           "jobs": jobs}
     try:
         import xml.etree.ElementTree as ET
 
@@ -96,6 +111,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", required=True, choices=["hip", "cuda"])
     ap.add_argument("--report", default="rocsample-check.json", help="where to write the JSON report")
     ap.add_argument("--quick", action="store_true", help="skip --run-slow tests")
+    ap.add_argument("--jobs", default="auto",
+                    help="pytest-xdist workers for the device suite (auto: half the cores, <= 8)")
     args = ap.parse_args(argv)
     report: dict = {"backend": args.backend, "python": platform.python_version(),
                     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -117,7 +134,7 @@ def main(argv=None) -> int:
         report["device"] = info
         print("device:", ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
         junit = Path(args.report).with_suffix(".junit.xml")
-        tests = _run_tests(args.backend, junit, [] if args.quick else ["--run-slow"])
+        tests = _run_tests(args.backend, junit, [] if args.quick else ["--run-slow"], _jobs(args.jobs))
         report["tests"] = tests
         bad_skips = [s for s in tests.get("skipped_tests", []) if not _allowed_skip(s)]
         report["disallowed_skips"] = bad_skips

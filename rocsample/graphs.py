@@ -44,6 +44,7 @@ class Graph:
         self._arg_st = None
         self.replays = 0
         self.released = False
+        self._release_asked = False  # release() was called; done once no capture forbids it
         # One launch or release at a time: a release waits for a launch being enqueued (its
         # event must come after it) and runs once however many threads ask.
         self._lock = threading.Lock()
@@ -53,7 +54,7 @@ class Graph:
 
     @property
     def ready(self) -> bool:
-        return self._exec is not None and not self.released
+        return self._exec is not None and not self.released and not self._release_asked
 
     def replay(self, stream=None) -> None:
         """Launch the graph on ``stream`` (default: the stream it was captured on)."""
@@ -81,13 +82,21 @@ class Graph:
         with self._lock:
             if self.released:
                 return
+            pool = get_pool(self.backend)
+            if self._exec is not None and pool._release_blocked(self.stream.device):
+                # cuGraphExecDestroy / cuGraphDestroy inside an open capture (this thread's, a
+                # global one, or a foreign one rocsample sees) would invalidate that capture: the
+                # graph stops being replayable now and is destroyed at the pool's next call after
+                self._release_asked = True
+                pool._defer(self.release)
+                return
             rt = self.backend.runtime
             if self._exec is not None:
                 rt.graph_exec_destroy(self._exec)
             if self._graph is not None:
                 rt.graph_destroy(self._graph)
             self.released = True
-            get_pool(self.backend)._release_graph(self.id, self._last_stream or self.stream)
+            pool._release_graph(self.id, self._last_stream or self.stream)
             self._held = []  # numba frees them with cuMemFree, which waits for the device
 
     def __enter__(self):

@@ -17,12 +17,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _child_env():
+    """This process's environment for a child pytest, without pytest-xdist's worker variables
+    (under `-n`, a child that inherits them acts as a worker: pytest-benchmark saves nothing)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return env
 SELECT = ["bench/test_sampling.py", "--backend", "cpu", "-q", "-k", "reference_peer and greedy",
           "--benchmark-max-time=0.05", "--benchmark-min-rounds=3"]
 
 
 def _track(*args, results):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = _child_env()
     env.pop("ROCSAMPLE_BACKEND", None)
     return subprocess.run([sys.executable, "-m", "bench.track", *args, "--results", str(results),
                            "--", *SELECT], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -94,7 +102,7 @@ def test_interrupted_run_still_writes_finished_benchmarks(backend, tmp_path):
     (tmp_path / "conftest.py").write_text(_CONFTEST)
     (tmp_path / "test_interrupted.py").write_text(_INTERRUPTED)
     out = tmp_path / "out.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = _child_env()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         f"--rootdir={tmp_path}", f"--benchmark-json={out}",
                         str(tmp_path / "test_interrupted.py")],

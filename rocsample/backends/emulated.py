@@ -181,10 +181,15 @@ class EmulatedRuntime(Runtime):
         for op in exec_.ops:
             self.enqueue(stream, op)
 
+    # cuGraphDestroy / cuGraphExecDestroy are "unsafe" calls under a global or this thread's
+    # capture, like cuMemFree: the driver refuses them and invalidates that capture (seen on an
+    # H200: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, then CAPTURE_INVALIDATED at the end)
     def graph_destroy(self, graph) -> None:
+        self._invalidate_for_alloc(graph.device)
         graph.ops = []
 
     def graph_exec_destroy(self, exec_) -> None:
+        self._invalidate_for_alloc(exec_.device)
         exec_.destroyed = True
         exec_.ops = []
 

@@ -460,8 +460,13 @@ class ScratchPool:
         """Run ``fn()`` at the start of the next public call (safe from a finalizer: no lock)."""
         self._deferred.append(fn)  # atomic under the GIL
 
+    def _release_blocked(self, device: int) -> bool:
+        """Whether destroying a graph on ``device`` now would invalidate an open capture."""
+        return self._allocation_blocker(self.backend.runtime, device) is not None
+
     def _run_deferred(self) -> None:
-        while self._deferred:
+        # what is queued now, once: a release that a capture still blocks queues itself again
+        for _ in range(len(self._deferred)):
             try:
                 fn = self._deferred.pop(0)
             except IndexError:  # another thread took the last one

@@ -242,8 +242,11 @@ def _place(be, case, name, value, st_):
         return H.place(be, big, case.where[name], name, st_)[::2]
     # every other row, each inside a wider row: a row stride on two axes
     big = np.zeros(value.shape[:-2] + (2 * value.shape[-2], value.shape[-1] + 3), value.dtype)
-    big[..., ::2, : value.shape[-1]] = value
-    return H.place(be, big, case.where[name], name, st_)[..., ::2, : value.shape[-1]]
+    # explicit slices, no Ellipsis: numba's device-array slicing fails on `...` with a
+    # zero-length axis (seen on the H200: TypeError in numba.cuda.cudadrv.dummyarray)
+    view = (slice(None),) * (value.ndim - 2) + (slice(None, None, 2), slice(0, value.shape[-1]))
+    big[view] = value
+    return H.place(be, big, case.where[name], name, st_)[view]
 
 
 def _run_rows(be, case: RowsCase):

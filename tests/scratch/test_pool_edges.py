@@ -60,17 +60,19 @@ def test_a_buffer_retired_while_its_stream_captured_waits_for_an_event_after_the
     pool = shared_pool
     s1, s2 = rt.new_stream(0), rt.new_stream(1)  # s2 on the other device: free to allocate
     g = _replayed_graph(pool, s1)
-    rt.begin_capture(st(s1), "relaxed")  # a capture rocsample did not begin (torch's, say)
-    g.release()  # its buffer's event cannot be recorded on s1 now: a note is kept
-    pool.request(s2, 256, "p")
-    pool.request(s2, 4096, "p")  # the 256-byte buffer of s2 retires behind a completed event
-    frees = rt.free_calls
-    pool.request(s2, 16, "p")  # collect: the note waits, the s2 buffer after it is freed
-    assert rt.free_calls == frees + 1
-    assert pool.stats()["pending_frees"] == 1
-    rt.end_capture(st(s1))
+    # rocsample's own relaxed capture: the only kind under which a graph is released at once
+    # (under any other capture it sees, the release waits: test_graph_release_inside_a_capture)
+    with graphs.capture(s1, mode="relaxed") as g_rel:
+        g.release()  # its buffer's event cannot be recorded on s1 now: a note is kept
+        pool.request(s2, 256, "p")
+        pool.request(s2, 4096, "p")  # the 256-byte buffer of s2 retires behind a completed event
+        frees = rt.free_calls
+        pool.request(s2, 16, "p")  # collect: the note waits, the s2 buffer after it is freed
+        assert rt.free_calls == frees + 1
+        assert pool.stats()["pending_frees"] == 1
     rt.complete_events = False
     events = len(rt.events)
+    g_rel.release()  # never launched, holds no buffer: records no event of its own
     pool.request(s2, 16, "p")  # the capture is over: the event is recorded now, not yet done
     assert [e["stream"] for e in rt.events[events:]] == [s1.handle]
     assert rt.free_calls == frees + 1 and pool.stats()["pending_frees"] == 1
