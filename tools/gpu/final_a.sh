@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# On the lent H200, one call (<= 600 s): the device gate, with the correctness jobs that need no
+# quiet GPU running beside its test suite: the soak, the long fuzz profile and compute-sanitizer.
+# Timing-sensitive work (benchmarks) goes in tools/gpu/final_b.sh, alone on the GPU.
+#   gate      python -m rocsample.check --backend cuda (whole suite with --run-slow on xdist
+#             workers, then its short benchmark) -> $OUT/check-report-h200.json
+#   soak      tools/gpu/soak.sh (<= 110 s)
+#   fuzz      tools/gpu/fuzz.sh, long profile, LIMIT (default 150 s)
+#   sanitize  tools/gpu/sanitize.sh, memcheck/racecheck/synccheck in parts (<= 290 s)
+# Logs in $OUT/a.tgz; summaries on stdout.
+source tools/gpu/env.sh
+mkdir -p "$OUT/a/soak" "$OUT/a/fuzz" "$OUT/a/san"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+T0=$SECONDS
+(OUT=$OUT/a/soak bash tools/gpu/soak.sh > "$OUT/a/soak.out" 2>&1; echo "soak rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
+(sleep 20; OUT=$OUT/a/fuzz LIMIT=${FUZZ_LIMIT:-150} ROCSAMPLE_FUZZ_EXAMPLES=${FUZZ_X:-3} bash tools/gpu/fuzz.sh \
+   > "$OUT/a/fuzz.out" 2>&1; echo "fuzz rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
+(sleep 40; OUT=$OUT/a/san WARM=0 bash tools/gpu/sanitize.sh > "$OUT/a/san.out" 2>&1; \
+   echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
+timeout ${GATE_LIMIT:-500} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
+  > "$OUT/a/gate.log" 2>&1
+echo "gate rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt"
+wait
+cat "$OUT/a/done.txt"
+grep -E "^(FAILED|ERROR)|[0-9]+ (passed|failed)|^PASS|^FAIL|^bench " "$OUT/a/gate.log" | cut -c1-200 | tail -30
+grep -E "^[0-9.]+s (call|setup)" "$OUT/a/gate.log" | head -12
+tail -3 "$OUT/a/soak.out"
+grep -E "passed|failed|^E  " "$OUT/a/fuzz.out" | head -12
+grep -E "errors|hazards|TIMED" "$OUT/a/san.out" | tail -12
+tar czf "$OUT/a.tgz" -C "$OUT" a
+rm -rf "$OUT/a"
