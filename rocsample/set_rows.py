@@ -269,8 +269,9 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
             _ref.check_finite(src, t)
         except ValueError:
             # a bad index is reported before a non-finite value, as on cpu (the reference's
-            # order); only on this error path are the indices read on the host
-            if check_bounds and not _capturing(be, st):
+            # order), checked or not; only on this error path are the indices read on the host
+            # (a device idx synchronizes the stream: the call raises either way)
+            if not _capturing(be, st):
                 host_idx = idx if isinstance(idx, np.ndarray) else be.to_host(idx, st)
                 bad = _ref.first_bad_index(np.asarray(host_idx).reshape(i3), d4[2])
                 if bad is not None:

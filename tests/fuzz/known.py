@@ -17,11 +17,6 @@ OPEN = {
                         "strided logits where GPU backends refuse them; and (found by the fuzzer) "
                         "cpu advances an int32 NumPy position in int32: 2**31 - 1 wraps to -2**31, "
                         "so the next draw is at 2**64 - 2**31 instead of 2**31",
-    "unchecked-index-vs-nonfinite": "found by the fuzzer (set_rows engineer): an unchecked call "
-                                    "(check_bounds=False) to a block type with a bad index and a "
-                                    "non-finite host src raises ValueError naming src on device "
-                                    "backends, IndexError on cpu; SEMANTICS says IndexError on "
-                                    "every backend",
     "capture-bf16-bits": "found by the fuzzer (qa, after the sampling.py split): Sampler.capture takes "
                          "no dtype=, so a bfloat16 plan cannot capture uint16 bit patterns (its "
                          "warm-up call refuses them: 'logits: expected ... uint16 with "
