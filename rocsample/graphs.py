@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from .backends import get_backend
+from .backends import interop as _interop
 from .errors import CaptureError
 from .scratch import get_pool
 
@@ -238,6 +239,7 @@ def copy_to_device(dst, host, stream) -> None:
         V.fail("dst", "a device array (on cpu, a NumPy array: its device memory)", V.describe(dst),
                TypeError)
     d_dtype, d_shape = V.dtype_of(dst), tuple(int(n) for n in dst.shape)
+    host = _interop.adopt(host)  # a torch CPU tensor or a host DLPack producer reads as NumPy
     if not isinstance(host, np.ndarray):
         V.fail("host", f"a NumPy array of dtype {d_dtype} and shape {d_shape}", V.describe(host),
                TypeError)

@@ -185,6 +185,8 @@ class Sampler:
         n = self.n_rows
         if not be.is_device:
             if self._outputs is None:
+                # device allocations on a GPU, which a capture forbids: refused alike
+                be.check_can_allocate(self.stream, "allocating an output array")
                 self._outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
             return
         st = self.stream if stream is None else be.stream(stream)
@@ -251,6 +253,7 @@ class Sampler:
                  check: bool = True, out=None, dtype: str | None = None):
         """Sample one token per row; see :func:`sample` for the parameters."""
         if not self.backend.is_device:
+            logits = _io.adopt(logits)
             self._check_logits(logits, dtype)
             return self._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
                                   return_logprobs, advance_position, check, out, dtype, False)
@@ -310,8 +313,9 @@ class Sampler:
             kq, ptrs[6] = d
         ko = None
         if out is not None:
-            out = _io.adopt(out)
-            ko, keyable = self._slot(be, out, ptrs, 7, keyable)
+            ko, keyable = self._slot(be, _io.adopt(out), ptrs, 7, keyable)
+        if advance_position and kq is _HOST:
+            keyable = False  # a NumPy position is bumped on the host: the full path, every call
         key = None
         if keyable:
             key = (st.handle, st.device, px, kt, kk, kp, km, ks, kq, ko, return_logprobs,
@@ -412,9 +416,16 @@ class Sampler:
             be, n, temperature, top_k, top_p, min_p, st)
         seed_v, seed_dev = u64_rows(be, "seed", seed, n, st)
         pos_v, pos_dev = u64_rows(be, "position", position, n, st)
+        host_pos = None
         if advance_position and not pos_dev:
-            V.fail("position", "a device array when advance_position=True",
-                   "a host value (it could not be advanced in place)")
+            host_pos = _advanceable(position)
+        out_given, out = out, (None if out is None else _io.adopt(out))
+        host_out = _host_out(out, n) if isinstance(out, np.ndarray) else None
+        if host_pos is not None:
+            # read on the host now and bumped after the launches: a replay would not bump it
+            be.check_not_capturing(st, "position: advancing a NumPy position")
+        if host_out is not None:
+            be.check_not_capturing(st, "out: a NumPy array (copied back synchronously)")
         if isinstance(logits, np.ndarray) and not logits.flags.c_contiguous:
             logits = np.ascontiguousarray(logits)  # it is copied to the device anyway
         x = be.as_array(logits, "logits", st)
@@ -441,10 +452,10 @@ class Sampler:
         seed_a = seed_v if seed_dev else self._host_param("seed", seed_v, st)
         pos_a = pos_v if pos_dev else self._host_param("position", pos_v, st)
         tok_dev = None
-        if out is not None:
+        if out is not None and host_out is None:
             tok_dev = be.as_array(out, "out", st, copy_host=False)
             if tuple(tok_dev.shape) != (n,) or str(tok_dev.dtype) != "int32":
-                V.fail("out", f"an int32 device array of shape ({n},)", V.describe(out), TypeError)
+                V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
             self._check_array_device("out", tok_dev, st)
         buf = _pool(be).request(st, self.plan.scratch_bytes, PURPOSE)
         w = self.plan.views(buf)
@@ -466,8 +477,12 @@ class Sampler:
         if key is not None:
             slots = [x, temp_d, k_d, p_d, mp_d, seed_a, pos_a, tokens, logprobs, status]
             self._binder.offer(key, be, st, L, slots, scratch=buf)
-        return self._finish(out if out is not None else outputs[0], outputs[1], outputs[2],
-                            return_logprobs, check, st)
+        if host_pos is not None:
+            host_pos += host_pos.dtype.type(1)  # mod 2**64 (an int64 wraps as its uint64 bits)
+        if host_out is not None:
+            host_out[...] = be.to_host(tokens, st)  # synchronizes st
+        return self._finish(out_given if out_given is not None else outputs[0], outputs[1],
+                            outputs[2], return_logprobs, check, st)
 
     def _check_array_device(self, name, arr, st=None):
         """A device array argument must live on the stream's device (no cross-device reads)."""
@@ -478,14 +493,16 @@ class Sampler:
                    f"an array on device {d}")
 
     def capture(self, logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
-                return_logprobs: bool = False, advance_position: bool = True, out=None):
+                return_logprobs: bool = False, advance_position: bool = True, out=None,
+                dtype: str | None = None):
         """Capture one call of this plan as a replayable graph (a decode step).
 
         ``logits``, ``seed`` and ``position`` must be device arrays: they are the graph's fixed
         inputs, refilled between replays by stream-ordered copies
         (:func:`rocsample.graphs.copy_to_device`). With ``advance_position=True`` every replay
         increments the device positions after its draw. Scalar filter parameters are baked in.
-        The capture runs on the plan's stream (torch or CuPy logits included).
+        The capture runs on the plan's stream (torch or CuPy logits included). ``dtype`` is as
+        for :func:`sample` (``"bfloat16"`` marks uint16 logits as bfloat16 bit patterns).
 
         Returns
         -------
@@ -517,20 +534,20 @@ class Sampler:
         self.prewarm()
         if be.is_device:
             # compiles and puts host parameters on device
-            self._call(*args, False, False, out, None, False, self.stream)
+            self._call(*args, False, False, out, dtype, False, self.stream)
         else:
             self(logits, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
                  seed=seed, position=position, return_logprobs=return_logprobs,
-                 advance_position=False, check=False, out=out)
+                 advance_position=False, check=False, out=out, dtype=dtype)
         self.prewarm()
         with graphs.capture(self.stream) as g:
             if be.is_device:
-                res = self._call(*args, advance_position, False, out, None, False, self.stream)
+                res = self._call(*args, advance_position, False, out, dtype, False, self.stream)
             else:
                 res = self(logits, temperature=temperature, top_k=top_k, top_p=top_p,
                            min_p=min_p, seed=seed, position=position,
                            return_logprobs=return_logprobs, advance_position=advance_position,
-                           check=False, out=out)
+                           check=False, out=out, dtype=dtype)
         lp = self._outputs[1] if not be.is_device else \
             self._outputs_for(_io.framework_of(_io.adopt(logits)), False, False, self.stream)[1]
         g.outputs = (res[0], lp, res[-1])
@@ -558,23 +575,29 @@ class Sampler:
         if be.is_device_array(logits):
             V.fail("logits", "a NumPy array (the cpu backend has no device memory)",
                    V.describe(logits), TypeError)
+        # torch CPU tensors read as NumPy, as on device backends (interop.adopt)
+        temperature, top_k, top_p, min_p, seed, position = (
+            _io.adopt(v) for v in (temperature, top_k, top_p, min_p, seed, position))
         # the same checks as the device path (device arrays refused, naming the argument)
         (temperature, _), (top_k, _), (top_p, _), (min_p, _) = host_params(
             be, n, temperature, top_k, top_p, min_p, self.stream)
         _router.check_filters(self.filters, self.n_vocab, top_k, top_p)
         u64_rows(be, "seed", seed, n, self.stream)  # validate now, read at run time
         u64_rows(be, "position", position, n, self.stream)
-        if advance_position and not isinstance(position, np.ndarray):
-            V.fail("position", "a NumPy array when advance_position=True on the cpu backend",
-                   V.describe(position))
+        if advance_position:
+            _advanceable(position)
+        out_given = out
         if out is not None:
+            out = _io.adopt(out)
             if be.is_device_array(out):
                 V.fail("out", "a NumPy array (the cpu backend has no device memory)",
                        V.describe(out), TypeError)
-            out = np.asarray(out)
-            if out.shape != (n,) or out.dtype != np.int32:
+            if not isinstance(out, np.ndarray):
                 V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
+            _host_out(out, n)
         if fresh:  # a one-off call's own outputs: no other call (thread) writes them
+            # as on a GPU, where they are device allocations, which a capture forbids
+            be.check_can_allocate(self.stream, "outputs: a one-off call's new output arrays")
             outputs = (np.empty(n, np.int32), np.empty(n, np.float32), np.empty(n, np.int32))
         else:
             if self._outputs is None:
@@ -598,7 +621,32 @@ class Sampler:
                 position[...] += 1
 
         self.backend.enqueue(self.stream, work)
-        return self._finish(tokens, logprobs, status, return_logprobs, check)
+        return self._finish(out_given if out_given is not None else tokens, logprobs, status,
+                            return_logprobs, check)
+
+
+def _advanceable(position) -> np.ndarray:
+    """A host ``position`` that ``advance_position=True`` may bump in place, or the error naming
+    it: a writeable int64 / uint64 NumPy array of positions (a narrower dtype would wrap
+    inside its own range, not mod 2**64)."""
+    if not isinstance(position, np.ndarray) or position.ndim != 1:
+        V.fail("position", "a device array, or an int64 or uint64 NumPy array, when "
+               "advance_position=True (it is advanced in place)", V.describe(position))
+    if position.dtype not in (np.int64, np.uint64):
+        V.fail("position", "an int64 or uint64 array when advance_position=True (advanced in "
+               "place mod 2**64)", f"dtype {position.dtype}", TypeError)
+    if not position.flags.writeable:
+        V.fail("position", "a writeable array when advance_position=True", "a read-only array")
+    return position
+
+
+def _host_out(out: np.ndarray, n: int) -> np.ndarray:
+    """A NumPy ``out=`` checked: int32, shape (n,), writeable (the error names ``out``)."""
+    if out.shape != (n,) or out.dtype != np.int32:
+        V.fail("out", f"an int32 array of shape ({n},)", V.describe(out), TypeError)
+    if not out.flags.writeable:
+        V.fail("out", "a writeable array", "a read-only array")
+    return out
 
 
 def _guard_alloc(be, st, fw, what: str) -> None:
@@ -687,10 +735,10 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     Parameters
     ----------
     logits : array, shape (n_rows, n_vocab)
-        float32, float16 or bfloat16; NumPy (copied to the device) or a device array used in
-        place: a torch CUDA tensor, a CuPy or numba array, anything with
+        float32, float16 or bfloat16; NumPy or a torch CPU tensor (copied to the device) or a
+        device array used in place: a torch CUDA tensor, a CuPy or numba array, anything with
         ``__cuda_array_interface__`` or ``__dlpack__``. Rows may be strided; elements must be
-        contiguous.
+        contiguous (a NumPy array is copied in order anyway).
     temperature : float or array (n_rows,)
         >= 0; 0 means greedy. Used as float32: a nonzero value must have a finite float32 value
         and inverse (about 2.9e-39 < T < 3.4e38). Device arrays must be float32.
@@ -707,13 +755,16 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     return_logprobs : bool
         Also return log-softmax(raw row at T = 1) at the token (float32).
     advance_position : bool
-        Increment the device ``position`` array after the draw (needs a device array; a NumPy
-        array on ``cpu``).
+        Increment ``position`` after the draw: a device array on the device (stream-ordered,
+        per replay in a graph), or a writeable int64 / uint64 NumPy array of n_rows positions
+        on the host, in place, mod 2**64 (every backend; not inside a capture on a GPU).
     check : bool
         True (default): synchronize and raise :class:`SamplingError` naming rows with no finite
         logit. False: never synchronize; return the status array as well.
-    out : int32 device array (n_rows,), optional
-        Where to write tokens (torch, CuPy or numba); returned as given.
+    out : int32 array (n_rows,), optional
+        Where to write tokens, returned as given: a device array (torch, CuPy or numba), or a
+        NumPy array (or torch CPU tensor), which a device backend fills before returning (it
+        synchronizes the stream; refused inside a capture there).
     stream : optional
         A backend (numba) stream, raw handle, torch or CuPy stream, ``__cuda_stream__`` object,
         or None: torch's current stream of the logits' device for torch logits, CuPy's current
@@ -740,6 +791,10 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         would need a synchronization).
     SamplingError
         With ``check=True``, if some rows had no finite logit.
+    CaptureError
+        Inside a capture: a one-off call with NumPy, numba or CuPy logits (``ScratchNotWarmed``,
+        its outputs are new arrays, on every backend); on a device backend also a NumPy ``out``
+        or an advancing NumPy ``position``.
 
     Notes
     -----

@@ -226,9 +226,13 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     """
     _require_arrays(dst=dst, src=src, idx=idx)
     be = _backend()
-    if not be.is_device:
-        return _set_rows_cpu(be, dst, src, idx, dst_type, stream)
+    # DLPack producers and torch CPU tensors (NumPy views) alike on every backend; the dst
+    # given is what is returned
+    given = dst
     dst, src, idx = _interop.adopt(dst), _interop.adopt(src), _interop.adopt(idx)
+    if not be.is_device:
+        _set_rows_cpu(be, dst, src, idx, dst_type, stream)
+        return given
     st = _interop.call_stream(be, stream, dst, src, idx)
     key = None
     if not check_bounds and (be.name != "sim" or _FAST_ON_SIM):
@@ -250,11 +254,12 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
                     if usable:
                         hit.run((kd[1], ks[1], ki[1]))
                         _graphs.hold(st, hit)
-                        return dst
+                        return given
                     _binder.drop(key)  # the stream's scratch moved (growth, trim, a graph took it)
     # one call at a time per stream: calls share its scratch (slot, winner) and bound launches
     with _stream_lock(be, st):
-        return _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds)
+        _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds)
+    return given
 
 
 def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
@@ -711,6 +716,13 @@ def ring_write(dst, src, position, *, dst_type=None, stream=None, check_bounds=T
     """
     _require_arrays(dst=dst, src=src)
     be = _backend()
+    given = dst  # returned as given (torch CPU tensors and DLPack producers are adopted)
+    dst, src, position = _interop.adopt(dst), _interop.adopt(src), _interop.adopt(position)
+    _ring_write(be, dst, src, position, dst_type, stream, check_bounds, advance)
+    return given
+
+
+def _ring_write(be, dst, src, position, dst_type, stream, check_bounds, advance):
     sshape, dshape = tuple(src.shape), tuple(dst.shape)
     n = int(sshape[-2]) if len(sshape) >= 2 else 1
     n_rows = int(dshape[-2]) if len(dshape) >= 2 else 0

@@ -46,11 +46,31 @@ def device_key(be, v):
 
 def adopt(v):
     """A DLPack-only producer (``__dlpack__`` without ``__cuda_array_interface__``) as a NumPy
-    array (CPU memory) or a CAI holder (device memory); anything else is returned unchanged."""
+    array (CPU memory) or a CAI holder (device memory), a torch CPU tensor as a NumPy view of
+    its memory (:func:`torch_host`); anything else is returned unchanged."""
     r = _readers.get(type(v), _UNKNOWN)
     if r is _UNKNOWN:
         r = _learn(type(v))
-    return from_dlpack(v) if r is _dlpack_key else v
+    if r is _dlpack_key:
+        return from_dlpack(v)
+    if r is _torch_key and v.get_device() < 0:
+        return torch_host(v)
+    return v
+
+
+def torch_host(t):
+    """A torch CPU tensor as a NumPy array sharing its memory (DLPack's CPU rule: host memory
+    reads as NumPy, on every backend), so writes (``out=``, an advanced position, a set_rows
+    dst) land in the tensor. bfloat16 reads as its uint16 bit patterns (NumPy has no bfloat16);
+    a dtype NumPy cannot hold leaves the tensor as it is (the argument checks refuse it)."""
+    torch = sys.modules["torch"]
+    t = t.detach()  # a tensor that requires grad exports no DLPack capsule
+    try:
+        if t.dtype == torch.bfloat16:
+            return np.from_dlpack(t.view(torch.int16)).view(np.uint16)
+        return np.from_dlpack(t)
+    except (BufferError, TypeError, RuntimeError, ValueError):
+        return t
 
 
 def framework_of(v) -> str | None:

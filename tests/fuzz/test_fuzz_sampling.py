@@ -24,7 +24,6 @@ from rocsample.errors import SamplingError
 from rocsample.reference import sampling as R
 
 from . import harness as H
-from . import known
 from . import strategies as S
 
 LIM = H.limits()
@@ -44,7 +43,7 @@ class SampleCase:
     order: str
     return_logprobs: bool
     check: bool
-    out: str  # "none", "device", "host", "device_wrong"
+    out: str  # "none", "device", "host", "device_wrong", "host_wrong", "host_readonly"
     advance: bool
     splits: int | None
     target: str | None = None  # the argument drawn bad, if any
@@ -62,12 +61,12 @@ class SampleCase:
             b.add("logits")  # uint16 bits are bfloat16 only when dtype='bfloat16' says so
         if is_device and self.layout == "device_elemstride":
             b.add("logits")
-        if self.out == "device_wrong" or (is_device and self.out == "host"):
-            b.add("out")
-        if self.advance and self.call == "sample":
-            if is_device and self.position.form != "device":
-                b.add("position")
-            if not is_device and not isinstance(self.position.value, np.ndarray):
+        if self.out in ("device_wrong", "host_wrong", "host_readonly"):
+            b.add("out")  # SEMANTICS "Outputs": a NumPy out= is fine everywhere
+        if self.advance and self.call == "sample" and not (is_device and self.position.form == "device"):
+            # a NumPy position (every array on cpu) is bumped in place: int64 / uint64 only
+            v = self.position.value
+            if not (isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype in (np.int64, np.uint64)):
                 b.add("position")
         return b
 
@@ -76,8 +75,11 @@ class SampleCase:
         args = list(self.params.values()) + ([self.seed, self.position] if self.call == "sample" else [])
         if any(a.bad_device != a.bad_host for a in args):
             return "a device array's dtype is judged on device backends only"
-        if self.bad(True) != self.bad(False) and not known.allowed("defect7-sampling"):
-            return "defect 7 (sampling parts, open): cpu accepts what device backends refuse"
+        if self.layout == "device_elemstride":
+            return "an element-strided device array (cpu has NumPy arrays only, copied in order)"
+        if self.bad(True) != self.bad(False):
+            raise AssertionError(f"the rules judge {self} differently on cpu: {self.bad(False)} "
+                                 f"vs {self.bad(True)} (defect 7: every backend alike)")
         return None
 
 
@@ -95,7 +97,7 @@ def _pick(draw, options):
 #: the arguments a case may carry bad, one per case (None: a valid case); each is its own
 #: hypothesis run, so the fixed-seed profile reaches every one of them
 TARGETS = [None, "temperature", "top_k", "top_p", "min_p", "seed", "position", "order", "dtype",
-           "out"] + (["elemstride", "advance_host"] if known.allowed("defect7-sampling") else [])
+           "out", "elemstride", "advance_host"]
 _ARGMAX_TARGETS = (None, "dtype", "out", "elemstride")
 
 
@@ -123,15 +125,13 @@ def sample_cases(draw, target=None):
     order = draw(st.sampled_from(["llama", "vllm"]))
     if target == "order":
         order = draw(st.sampled_from(["Llama", "", "VLLM", "greedy"]))
-    out = draw(st.sampled_from(["none", "none", "device"]))
+    out = draw(st.sampled_from(["none", "none", "device", "host"]))
     if target == "out":
-        out = draw(st.sampled_from(["device_wrong"] + (["host"] if known.allowed("defect7-sampling")
-                                                       else [])))
-    advance = call == "sample" and position.form == "device" and draw(st.integers(0, 4)) == 0
-    if advance and position.value.dtype == np.int32 and not known.allowed("defect7-sampling"):
-        advance = False  # cpu advances an int32 NumPy position in int32 (known.py)
+        out = draw(st.sampled_from(["device_wrong", "host_wrong", "host_readonly"]))
+    advance = call == "sample" and position.form in ("device", "host") \
+        and draw(st.integers(0, 4)) == 0
     if target == "advance_host":
-        advance = True
+        advance = True  # whatever the position's form: a scalar or an int32 array is refused
     splits = draw(st.one_of(st.none(), st.integers(1, 3))) if vocab >= 3 else None
     return SampleCase(call, x, dtype, dtype_kw, layout, params, seed, position, order,
                       draw(st.booleans()), draw(st.booleans()), out, advance, splits, target)
@@ -169,6 +169,11 @@ def _run_sample(be, case: SampleCase):
         out = np.full(rows, -7, np.int32)
     elif case.out == "device_wrong":
         out = H.place(be, np.full(rows, -7, np.int64), "device", "out")
+    elif case.out == "host_wrong":
+        out = np.full(rows + 1, -7, np.int32)
+    elif case.out == "host_readonly":
+        out = np.full(rows, -7, np.int32)
+        out.flags.writeable = False
     sampling = case.call == "sample"
     seed = _arg_value(be, case.seed, None) if sampling else None
     pos = _arg_value(be, case.position, None) if sampling else None
@@ -438,8 +443,7 @@ def test_fuzz_sampler_repeated_calls(backend, case):
 def capture_cases(draw):
     rows = draw(st.integers(1, LIM.rows))
     vocab = draw(st.integers(1, LIM.vocab))
-    dtype = draw(st.sampled_from(["float32", "float16"] + (["bfloat16"] if known.allowed(
-        "capture-bf16-bits") else [])))
+    dtype = draw(st.sampled_from(["float32", "float16", "bfloat16"]))
     # valid filter values only: this test's bad inputs are the graph inputs (bad_input below);
     # bad filter values are the sample / Sampler fuzz's (a capture refuses them the same way)
     params = {n: draw(S.filter_param(n, rows, vocab, allow_device=False)

@@ -350,30 +350,28 @@ def test_out_of_wrong_shape_or_dtype_raises(backend, blk, no_launch, shape, dtyp
         rs.sample(_lg(), seed=0, position=0, out=out, _block=blk)
 
 
-def test_host_out_refused_on_device_backends(backend, blk, no_launch):
-    if not backend.is_device:
-        pytest.skip("device backends write device arrays")
-    out = np.zeros(ROWS, np.int32)
-    with pytest.raises(TypeError, match=r"^out: expected a device array"):
-        rs.sample(_lg(), seed=0, position=0, out=out, _block=blk)
-    assert not out.any()
+def test_host_out_is_written_on_every_backend(backend, blk):
+    # SEMANTICS "Outputs": a NumPy out= is copied back synchronously on device backends
+    # (tests/regress/test_numpy_out_refused_on_gpu_backends.py)
+    lg = _lg(3)
+    out = np.full(ROWS, -7, np.int32)
+    assert rs.sample(lg, seed=0, position=0, out=out, _block=blk) is out
+    np.testing.assert_array_equal(out, R.sample(lg, seed=0, position=0))
 
 
 # ---- advance_position -----------------------------------------------------------------------
 @pytest.mark.parametrize("position", [0, [1, 2], (1, 2)], ids=["scalar", "list", "tuple"])
 def test_advance_position_needs_an_array_in_place(backend, blk, no_launch, position):
-    with pytest.raises(ValueError, match=r"^position: expected a (NumPy|device) array when "
-                                         r"advance_position=True"):
+    with pytest.raises(ValueError, match=r"^position: expected a device array, or an int64 or "
+                                         r"uint64 NumPy array, when advance_position=True"):
         rs.sample(_lg(), seed=0, position=position, advance_position=True, _block=blk)
 
 
-def test_advance_position_refuses_a_host_array_on_device_backends(backend, blk, no_launch):
-    if not backend.is_device:
-        pytest.skip("on cpu a NumPy array is advanced in place")
+def test_advance_position_bumps_a_host_array_on_every_backend(backend, blk):
+    # read on the host, bumped in place (tests/regress/test_numpy_position_advance_backend_dependent.py)
     pos = np.array([4, 5], np.int64)
-    with pytest.raises(ValueError, match=r"^position: expected a device array"):
-        rs.sample(_lg(), seed=0, position=pos, advance_position=True, _block=blk)
-    np.testing.assert_array_equal(pos, [4, 5])
+    rs.sample(_lg(), seed=0, position=pos, advance_position=True, _block=blk)
+    np.testing.assert_array_equal(pos, [5, 6])
 
 
 # the simulator runs the increment as NumPy scalars, which warn where the GPU wraps silently
