@@ -35,6 +35,14 @@ _KVF = KVALUES_IQ4NL.astype(np.float32)
 # midpoints of consecutive levels, doubled (best_index_int8 compares x + x against these)
 _MID2 = np.zeros(16, dtype=np.float32)
 _MID2[1:] = (KVALUES_IQ4NL[:-1].astype(np.int32) + KVALUES_IQ4NL[1:].astype(np.int32)).astype(np.float32)
+# iq4_nl's tables as one, which kernels copy into shared memory (``load_iq4_table``): the doubled
+# midpoints (entries 0..15), then the levels (16..31). A lookup by a per-thread index is one
+# shared load, conflict-free (32 words in 32 banks); from constant memory it is serialized over
+# the distinct addresses of a warp (sm_90), and AMD reads global constants with 64-bit
+# addresses, two VGPRs each (what, with the binary search's chains in flight, took iq4_nl past
+# gfx1151's 96 VGPRs per lane).
+IQ4_TABLE = np.concatenate([_MID2, _KVF]).astype(np.float32)
+IQ4_TABLE_SIZE = IQ4_TABLE.size
 
 
 def build(cuda):
@@ -52,8 +60,8 @@ def build(cuda):
     F_LO = _F(-2147483648.0)
     F_HI = _F(2147483648.0)
     EPS = _F(1e-15)
-    KVF = _KVF
-    MID2 = _MID2
+    TABLE = IQ4_TABLE
+    NTAB = IQ4_TABLE_SIZE
     f32 = np.float32
     i64 = np.int64
     U32 = np.uint32
@@ -154,24 +162,31 @@ def build(cuda):
     def _as_int8(i):
         return ((i & 0xFF) ^ 0x80) - 0x80
 
+    # The quantizers read their block's 32 values from ``xs[xo + j]`` (a shared stage: no copy
+    # of the block in registers) and write byte k of it to ``dst[b3, b2, row, off + k]``; xo and
+    # off are unsigned (uint32 / uint64) and so is every offset added to them, so an index is
+    # never tested for a negative wraparound (a signed one costs a compare and a select per byte,
+    # which the compiler hoists out of a chunk loop as 34 live registers).
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _put_half(dst, b3, b2, row, off, h):
         dst[b3, b2, row, off] = h & 0xFF
-        dst[b3, b2, row, off + 1] = (h >> 8) & 0xFF
+        dst[b3, b2, row, off + U32(1)] = (h >> 8) & 0xFF
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _scale_bits(d):
         return _f32_bits_to_f16(_bits_from_f32(d), True)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _first_abs_max(xb):
+    def _first_abs_max(xs, xo):
         amax = F0
         mx = F0
         for j in range(32):
-            a = abs(xb[j])
+            x = xs[xo + U32(j)]
+            a = abs(x)
             if amax < a:
                 amax = a
-                mx = xb[j]
+                mx = x
         return mx
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -181,23 +196,36 @@ def build(cuda):
             r = F1 / d
         return r
 
+    # The value passes below go through the block in groups of 8 values (4 pairs j, j + 16 of
+    # the nibble types), one call per group with a constant start: a loop of 8 is unrolled whole
+    # by NVVM and by AMDGPU's LLVM (constant shifts and offsets), a plain loop of 32 stays rolled
+    # (variable 64-bit shifts, an offset update per value: 21-82 % more instructions per block
+    # on sm_90, measured).
+
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _q4_0(xb, dst, b3, b2, row, off):
-        mx = _first_abs_max(xb)
+    def _q4_0_4(xs, xo, dst, b3, b2, row, off, idv):
+        for j in range(4):
+            q0 = min(15, _as_int8(_cvtt(_mul(xs[xo + U32(j)], idv) + F_8_5))) & 0xFF
+            q1 = min(15, _as_int8(_cvtt(_mul(xs[xo + U32(j + 16)], idv) + F_8_5))) & 0xFF
+            dst[b3, b2, row, off + U32(j)] = (q0 | (q1 << 4)) & 0xFF
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _q4_0(xs, xo, dst, b3, b2, row, off):
+        mx = _first_abs_max(xs, xo)
         d = mx / F_M8
         idv = _recip(d)
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        for j in range(16):
-            q0 = min(15, _as_int8(_cvtt(_mul(xb[j], idv) + F_8_5))) & 0xFF
-            q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16], idv) + F_8_5))) & 0xFF
-            dst[b3, b2, row, off + 2 + j] = (q0 | (q1 << 4)) & 0xFF
+        _q4_0_4(xs, xo, dst, b3, b2, row, off + U32(2), idv)
+        _q4_0_4(xs, xo + U32(4), dst, b3, b2, row, off + U32(6), idv)
+        _q4_0_4(xs, xo + U32(8), dst, b3, b2, row, off + U32(10), idv)
+        _q4_0_4(xs, xo + U32(12), dst, b3, b2, row, off + U32(14), idv)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _min_max(xb):
-        mn = xb[0]
-        mx = xb[0]
+    def _min_max(xs, xo):
+        mn = xs[xo]
+        mx = mn
         for j in range(1, 32):
-            v = xb[j]
+            v = xs[xo + U32(j)]
             if v < mn:
                 mn = v
             if v > mx:
@@ -205,49 +233,71 @@ def build(cuda):
         return mn, mx
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _q4_1(xb, dst, b3, b2, row, off):
-        mn, mx = _min_max(xb)
+    def _q4_1_4(xs, xo, dst, b3, b2, row, off, mn, idv):
+        for j in range(4):
+            q0 = min(15, _as_int8(_cvtt(_mul(xs[xo + U32(j)] - mn, idv) + F_HALF))) & 0xFF
+            q1 = min(15, _as_int8(_cvtt(_mul(xs[xo + U32(j + 16)] - mn, idv) + F_HALF))) & 0xFF
+            dst[b3, b2, row, off + U32(j)] = (q0 | (q1 << 4)) & 0xFF
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _q4_1(xs, xo, dst, b3, b2, row, off):
+        mn, mx = _min_max(xs, xo)
         d = (mx - mn) / F_15
         idv = _recip(d)
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        _put_half(dst, b3, b2, row, off + 2, _scale_bits(mn))
-        for j in range(16):
-            q0 = min(15, _as_int8(_cvtt(_mul(xb[j] - mn, idv) + F_HALF))) & 0xFF
-            q1 = min(15, _as_int8(_cvtt(_mul(xb[j + 16] - mn, idv) + F_HALF))) & 0xFF
-            dst[b3, b2, row, off + 4 + j] = (q0 | (q1 << 4)) & 0xFF
+        _put_half(dst, b3, b2, row, off + U32(2), _scale_bits(mn))
+        _q4_1_4(xs, xo, dst, b3, b2, row, off + U32(4), mn, idv)
+        _q4_1_4(xs, xo + U32(4), dst, b3, b2, row, off + U32(8), mn, idv)
+        _q4_1_4(xs, xo + U32(8), dst, b3, b2, row, off + U32(12), mn, idv)
+        _q4_1_4(xs, xo + U32(12), dst, b3, b2, row, off + U32(16), mn, idv)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _q5_0(xb, dst, b3, b2, row, off):
-        mx = _first_abs_max(xb)
+    def _q5_0_4(xs, xo, dst, b3, b2, row, off, idv, qh, g):
+        # pairs g + j, g + j + 16 (g a constant): their high bits into qh at g + j, g + j + 16
+        for j in range(4):
+            q0 = min(31, _as_int8(_cvtt(_mul(xs[xo + U32(j)], idv) + F_16_5))) & 0xFF
+            q1 = min(31, _as_int8(_cvtt(_mul(xs[xo + U32(j + 16)], idv) + F_16_5))) & 0xFF
+            dst[b3, b2, row, off + U32(j)] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
+            qh |= ((q0 >> 4) & 1) << (g + j)
+            qh |= ((q1 >> 4) & 1) << (g + j + 16)
+        return qh
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _q5_0(xs, xo, dst, b3, b2, row, off):
+        mx = _first_abs_max(xs, xo)
         d = mx / F_M16
         idv = _recip(d)
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        qh = i64(0)
-        for j in range(16):
-            q0 = min(31, _as_int8(_cvtt(_mul(xb[j], idv) + F_16_5))) & 0xFF
-            q1 = min(31, _as_int8(_cvtt(_mul(xb[j + 16], idv) + F_16_5))) & 0xFF
-            dst[b3, b2, row, off + 6 + j] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
-            qh |= ((q0 >> 4) & 1) << j
-            qh |= ((q1 >> 4) & 1) << (j + 16)
+        qh = _q5_0_4(xs, xo, dst, b3, b2, row, off + U32(6), idv, i64(0), 0)
+        qh = _q5_0_4(xs, xo + U32(4), dst, b3, b2, row, off + U32(10), idv, qh, 4)
+        qh = _q5_0_4(xs, xo + U32(8), dst, b3, b2, row, off + U32(14), idv, qh, 8)
+        qh = _q5_0_4(xs, xo + U32(12), dst, b3, b2, row, off + U32(18), idv, qh, 12)
         for k in range(4):
-            dst[b3, b2, row, off + 2 + k] = (qh >> (8 * k)) & 0xFF
+            dst[b3, b2, row, off + U32(2 + k)] = (qh >> (8 * k)) & 0xFF
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _q5_1(xb, dst, b3, b2, row, off):
-        mn, mx = _min_max(xb)
+    def _q5_1_4(xs, xo, dst, b3, b2, row, off, mn, idv, qh, g):
+        for j in range(4):
+            q0 = _cvtt(_mul(xs[xo + U32(j)] - mn, idv) + F_HALF) & 0xFF
+            q1 = _cvtt(_mul(xs[xo + U32(j + 16)] - mn, idv) + F_HALF) & 0xFF
+            dst[b3, b2, row, off + U32(j)] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
+            qh |= ((q0 >> 4) & 1) << (g + j)
+            qh |= ((q1 >> 4) & 1) << (g + j + 16)
+        return qh
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _q5_1(xs, xo, dst, b3, b2, row, off):
+        mn, mx = _min_max(xs, xo)
         d = (mx - mn) / F_31
         idv = _recip(d)
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        _put_half(dst, b3, b2, row, off + 2, _scale_bits(mn))
-        qh = i64(0)
-        for j in range(16):
-            q0 = _cvtt(_mul(xb[j] - mn, idv) + F_HALF) & 0xFF
-            q1 = _cvtt(_mul(xb[j + 16] - mn, idv) + F_HALF) & 0xFF
-            dst[b3, b2, row, off + 8 + j] = ((q0 & 0xF) | ((q1 & 0xF) << 4)) & 0xFF
-            qh |= ((q0 >> 4) & 1) << j
-            qh |= ((q1 >> 4) & 1) << (j + 16)
+        _put_half(dst, b3, b2, row, off + U32(2), _scale_bits(mn))
+        qh = _q5_1_4(xs, xo, dst, b3, b2, row, off + U32(8), mn, idv, i64(0), 0)
+        qh = _q5_1_4(xs, xo + U32(4), dst, b3, b2, row, off + U32(12), mn, idv, qh, 4)
+        qh = _q5_1_4(xs, xo + U32(8), dst, b3, b2, row, off + U32(16), mn, idv, qh, 8)
+        qh = _q5_1_4(xs, xo + U32(12), dst, b3, b2, row, off + U32(20), mn, idv, qh, 12)
         for k in range(4):
-            dst[b3, b2, row, off + 4 + k] = (qh >> (8 * k)) & 0xFF
+            dst[b3, b2, row, off + U32(4 + k)] = (qh >> (8 * k)) & 0xFF
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _roundf_cvtt(v):
@@ -264,77 +314,114 @@ def build(cuda):
         return t
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _q8_0(xb, dst, b3, b2, row, off):
+    def _q8_0_8(xs, xo, dst, b3, b2, row, off, idv):
+        for j in range(8):
+            # rounded product: ptxas may fuse a plain mul.f32 into the roundf subtraction
+            dst[b3, b2, row, off + U32(j)] = _roundf_cvtt(_mul(xs[xo + U32(j)], idv)) & 0xFF
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _q8_0(xs, xo, dst, b3, b2, row, off):
         amax = F0
         for j in range(32):
-            a = abs(xb[j])
+            a = abs(xs[xo + U32(j)])
             amax = amax if amax > a else a
         d = amax / F_127
         idv = _recip(d)
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        for j in range(32):
-            # rounded product: ptxas may fuse a plain mul.f32 into the roundf subtraction
-            dst[b3, b2, row, off + 2 + j] = _roundf_cvtt(_mul(xb[j], idv)) & 0xFF
+        _q8_0_8(xs, xo, dst, b3, b2, row, off + U32(2), idv)
+        _q8_0_8(xs, xo + U32(8), dst, b3, b2, row, off + U32(10), idv)
+        _q8_0_8(xs, xo + U32(16), dst, b3, b2, row, off + U32(18), idv)
+        _q8_0_8(xs, xo + U32(24), dst, b3, b2, row, off + U32(26), idv)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _best_index(x):
+    def _best_index(x, tab):
         # x is a rounded product (_mul): x + x must not fuse with it
         x2 = x + x
         idx = 0
         step = 8
         while step > 0:
             j = idx + step
-            if x2 >= MID2[j]:
+            if x2 >= tab[j]:
                 idx = j
             step >>= 1
         return idx
 
+    # iq4_nl's bytes are the level indices of its sum pass (ggml's reference keeps them, L[j],
+    # and packs L[j] | L[j + 16] << 4), so they are written during that pass: the first half's
+    # indices wait as nibbles of two uint32 (8 values each), not as 16 registers, and no pass
+    # computes them again. Its tables (``tab``) are in shared memory: 32 words in 32 banks, so
+    # a warp's lookups by per-thread index are conflict-free (a constant-memory lookup is
+    # serialized over the distinct addresses of a warp).
+
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _iq4_nl(xb, dst, b3, b2, row, off):
-        amax = F0
-        mx = F0
-        for j in range(32):
-            a = abs(xb[j])
-            if a > amax:
-                amax = a
-                mx = xb[j]
-        if amax < EPS:
-            for k in range(18):
-                dst[b3, b2, row, off + k] = 0
-            return
-        d = mx / F_M127
-        idv = F1 / d
-        sumqx = F0
-        sumq2 = F0
-        for j in range(32):
-            x = xb[j]
-            q = KVF[_best_index(_mul(idv, x))]
+    def _iq4_group(xs, xo, idv, sumqx, sumq2, tab, nib, dst, b3, b2, row, off, second):
+        """8 values: the weighted sums, in the reference's order, and the values' indices. Of
+        the first half (second == 0) the indices go into nib (value k at bits 4k); of the
+        second they complete the bytes of the pairs (value - 16, value)."""
+        for k in range(8):
+            x = xs[xo + U32(k)]
+            lv = _best_index(_mul(idv, x), tab)
+            q = tab[U32(16) + U32(lv)]
             wq = _mul(_mul(x, x), q)
             sumqx = sumqx + _mul(wq, x)
             sumq2 = sumq2 + _mul(wq, q)
+            if second == 0:
+                nib = U32(nib | U32(U32(lv) << U32(4 * k)))
+            else:
+                dst[b3, b2, row, off + U32(k)] = U32(U32(U32(nib >> U32(4 * k)) & U32(0xF)) | U32(U32(lv) << U32(4))) & U32(0xFF)
+        return sumqx, sumq2, nib
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def _iq4_nl(xs, xo, dst, b3, b2, row, off, tab):
+        amax = F0
+        mx = F0
+        for j in range(32):
+            x = xs[xo + U32(j)]
+            a = abs(x)
+            if a > amax:
+                amax = a
+                mx = x
+        if amax < EPS:
+            for k in range(18):
+                dst[b3, b2, row, off + U32(k)] = 0
+            return
+        d = mx / F_M127
+        idv = F1 / d
+        sumqx, sumq2, n0 = _iq4_group(xs, xo, idv, F0, F0, tab, U32(0), dst, b3, b2, row, off, 0)
+        sumqx, sumq2, n1 = _iq4_group(xs, xo + U32(8), idv, sumqx, sumq2, tab, U32(0), dst, b3, b2, row, off, 0)
+        sumqx, sumq2, n0 = _iq4_group(xs, xo + U32(16), idv, sumqx, sumq2, tab, n0, dst, b3, b2, row, off + U32(2), 1)
+        sumqx, sumq2, n1 = _iq4_group(xs, xo + U32(24), idv, sumqx, sumq2, tab, n1, dst, b3, b2, row, off + U32(10), 1)
         d = F0
         if sumq2 > F0:
             d = sumqx / sumq2
         _put_half(dst, b3, b2, row, off, _scale_bits(d))
-        for j in range(16):
-            l0 = _best_index(_mul(idv, xb[j]))
-            l1 = _best_index(_mul(idv, xb[j + 16]))
-            dst[b3, b2, row, off + 2 + j] = (l0 | (l1 << 4)) & 0xFF
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def quantize_block(code, xb, dst, b3, b2, row, off):
+    def quantize_block(code, xs, xo, dst, b3, b2, row, off, tab):
+        """Quantize the 32 floats ``xs[xo:xo + 32]`` (xo unsigned) into the block's bytes
+        ``dst[b3, b2, row, off:off + bytes]`` (off a uint64); ``tab``: ``IQ4_TABLE`` in shared
+        memory (``load_iq4_table``), read by iq4_nl only."""
         if code == 0:
-            _q4_0(xb, dst, b3, b2, row, off)
+            _q4_0(xs, xo, dst, b3, b2, row, off)
         elif code == 1:
-            _q4_1(xb, dst, b3, b2, row, off)
+            _q4_1(xs, xo, dst, b3, b2, row, off)
         elif code == 2:
-            _q5_0(xb, dst, b3, b2, row, off)
+            _q5_0(xs, xo, dst, b3, b2, row, off)
         elif code == 3:
-            _q5_1(xb, dst, b3, b2, row, off)
+            _q5_1(xs, xo, dst, b3, b2, row, off)
         elif code == 4:
-            _q8_0(xb, dst, b3, b2, row, off)
+            _q8_0(xs, xo, dst, b3, b2, row, off)
         else:
-            _iq4_nl(xb, dst, b3, b2, row, off)
+            _iq4_nl(xs, xo, dst, b3, b2, row, off, tab)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def load_iq4_table(tab):
+        """Every thread of the block: ``IQ4_TABLE`` into the shared ``tab`` (read after a
+        barrier)."""
+        k = cuda.threadIdx.x
+        while k < NTAB:
+            tab[k] = TABLE[k]
+            k += cuda.blockDim.x
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def load_f32_bits(src, b3, b2, r, c, src_f16):
@@ -354,6 +441,7 @@ def build(cuda):
 
     return types.SimpleNamespace(
         quantize_block=quantize_block,
+        load_iq4_table=load_iq4_table,
         load_f32_bits=load_f32_bits,
         convert_bits=convert_bits,
         f32_from_bits=_f32_from_bits,

@@ -25,11 +25,14 @@ Larger calls are three launches on one stream:
 Quantized rows (``_set_rows_quant_kernel`` / ``_set_rows_fused_quant_kernel``) are done in chunks
 of up to blockDim 32-value blocks of a row: the chunk's source is loaded as whole words (uint64 of
 two f32, uint32 of two f16; eight loads in flight per thread), coalesced, into a padded shared
-stage; thread t then quantizes block t from it (the same quantizer code, ``kernels.quant``) into a
-shared output buffer, and the chunk's bytes leave as whole uint32 words (an odd chunk of 18-,
-22- or 34-byte blocks ends in 2 bytes stored by byte). That needs rows of src starting on whole
-source words and rows of dst on whole uint32 words; other views take the ``_bytes`` kernels
-(element loads, one store per byte), which give the same bytes.
+stage; thread t then quantizes block t, reading its values from the stage (the same quantizer
+code, ``kernels.quant``; nothing of the block is copied into registers or local memory, which
+keeps every quant kernel within gfx1151's 96 VGPRs per lane), into a shared output buffer, and
+the chunk's bytes leave as whole uint32 words (an odd chunk of 18-, 22- or 34-byte blocks ends in
+2 bytes stored as one halfword). That needs rows of src starting on whole source words and rows of
+dst on whole uint32 words; other views take the ``_bytes`` kernels (element loads into the same
+stage, the same shared output buffer, bytes stored one per thread and coalesced), which give the
+same bytes. Every quant kernel copies iq4_nl's tables into shared memory (``load_iq4_table``).
 
 The fused float kernel splits each row into tiles of ``4 * blockDim`` words (``parts`` per row),
 one tile per block and trip, so a decode row spreads over several blocks and each thread moves at
@@ -79,6 +82,8 @@ def build(cuda):
     atomic_min = at.min
     atomic_max = at.max
     quantize_block = q.quantize_block
+    load_iq4_table = q.load_iq4_table
+    NTAB = _quant.IQ4_TABLE_SIZE
     load_f32_bits = q.load_f32_bits
     convert_bits = q.convert_bits
     f32_from_bits = q.f32_from_bits
@@ -242,10 +247,12 @@ def build(cuda):
             c += nt
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb):
+    def _quant_row(dst, src, b3, b2, r, v, sh, so8, tab, src_f16, qcode, bpb):
         # One thread per 32-value block; the thread block walks the row in chunks of blockDim
         # blocks (<= QROWS), staging each chunk through shared memory so global loads stay
-        # coalesced. Called by every thread of the block (it synchronizes).
+        # coalesced; the chunk's bytes are quantized into shared memory (so8, as in
+        # _quant_row_words) and leave byte by byte, coalesced. Called by every thread of the
+        # block (it synchronizes).
         nblk = src.shape[3] // 32
         tid = cuda.threadIdx.x
         nthr = cuda.blockDim.x
@@ -260,11 +267,15 @@ def build(cuda):
                 sh[(e // 32) * QPAD + (e % 32)] = f32_from_bits(u)
                 e += nthr
             cuda.syncthreads()
-            if tid < n:
-                for j in range(32):
-                    xb[j] = sh[tid * QPAD + j]
-                quantize_block(qcode, xb, dst, b3, b2, v, (cb + tid) * bpb)
+            if tid < n:  # block tid of the chunk, read from the stage
+                quantize_block(qcode, sh, U32(tid) * U32(QPAD), so8, 0, 0, 0, U64(tid) * U64(bpb), tab)
             cuda.syncthreads()
+            nbytes = n * bpb
+            base = cb * bpb
+            k = i64(tid)
+            while k < nbytes:
+                dst[b3, b2, v, base + k] = so8[0, 0, 0, k]
+                k += nthr
             cb += nthr
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -361,17 +372,17 @@ def build(cuda):
         _stage8(sh, w + U64(8) * nt, nt, nw, first[1], src_f16)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def _quant_row_words(d16, dflat, doff, sflat, soff, nblk, sh, so, so8, xb,
+    def _quant_row_words(d16, dflat, doff, sflat, soff, nblk, sh, so, so8, tab,
                          src_f16, qcode, bpb, pre):
         # The row in chunks of up to blockDim 32-value blocks; per chunk:
         # 1. stage: its source words (two values each, 16 per block) are loaded whole, eight in
         #    flight per thread, coalesced, and unpacked as float32 into the padded shared stage;
-        # 2. quantize: thread t quantizes block t of the chunk from the stage (its 32 values
-        #    into registers; bank-conflict free thanks to the pad), writing its bytes into the
-        #    shared output bytes `so8` (the same quantizer code as every other path);
+        # 2. quantize: thread t quantizes block t of the chunk, reading it from the stage
+        #    (bank-conflict free thanks to the pad), writing its bytes into the shared output
+        #    bytes `so8` (the same quantizer code as every other path);
         # 3. copy out: the chunk's bytes go to dst as whole uint32 words (the chunk starts on a
         #    word: cb * bpb with cb a multiple of blockDim, bpb even), the last 2 bytes of an odd
-        #    chunk of 18/22/34-byte blocks by byte.
+        #    chunk of 18/22/34-byte blocks as one halfword.
         # Called by every thread of the block (it synchronizes). The next chunk's stage is written
         # only after the barrier that follows this chunk's quantize phase, and its output only
         # after the barrier that follows the next stage: two barriers per chunk suffice.
@@ -411,10 +422,8 @@ def build(cuda):
                 _stage_word(sh, U64(w), sflat[base + U64(w)], src_f16)
                 w = U32(w + nt)
             cuda.syncthreads()
-            if tid < n:
-                for j in range(32):
-                    xb[j] = sh[tid * U32(QPAD) + U32(j)]
-                quantize_block(qcode, xb, so8, 0, 0, 0, i64(tid) * i64(bpb))
+            if tid < n:  # block tid of the chunk, read from the stage
+                quantize_block(qcode, sh, tid * U32(QPAD), so8, 0, 0, 0, U64(tid) * U64(bpb), tab)
             cuda.syncthreads()
             nbytes = U32(n * U32(bpb))
             nwd = U32(nbytes >> U32(2))
@@ -608,13 +617,15 @@ def build(cuda):
         dst, src, idx, winner, slot, sticky, use_winner, record, site, src_f16, qcode, bpb
     ):
         # the fallback for rows that do not start on whole words (src or dst): element loads,
-        # one byte store per quantized byte
+        # one coalesced byte store per quantized byte (_quant_row)
         if slot[0] != NONE or slot[2] != NONE:
             if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
                 _record(idx, slot, sticky, record, site)
             return
         sh = cuda.shared.array(SH, np.float32)
-        xb = cuda.local.array(32, np.float32)
+        so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
+        tab = cuda.shared.array(NTAB, np.float32)
+        load_iq4_table(tab)  # read after the next barrier
         d2 = src.shape[1]
         n_src = src.shape[2]
         n_rows = dst.shape[2]
@@ -624,7 +635,7 @@ def build(cuda):
             b3, b2, r = _row_index(row, d2, n_src)
             v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
-                _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb)
+                _quant_row(dst, src, b3, b2, r, v, sh, so8, tab, src_f16, qcode, bpb)
             row += cuda.gridDim.x
 
     # ---- kernels: single-launch path (no reset, no check, no winner buffer) ---------------
@@ -730,7 +741,9 @@ def build(cuda):
     def _set_rows_fused_quant_bytes_kernel(dst, src, idx, err, use_winner, record, site, src_f16, qcode, bpb):
         shi = cuda.shared.array(2, np.int64)
         sh = cuda.shared.array(SH, np.float32)
-        xb = cuda.local.array(32, np.float32)
+        so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
+        tab = cuda.shared.array(NTAB, np.float32)
+        load_iq4_table(tab)  # read after the next barrier
         bad = _fused_first_bad(idx, dst.shape[2], shi)
         _fused_report(idx, err, record, site, bad)
         if bad != NONE:
@@ -743,7 +756,7 @@ def build(cuda):
             b3, b2, r = _row_index(row, d2, n_src)
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:  # uniform over the thread block
-                _quant_row(dst, src, b3, b2, r, v, sh, xb, src_f16, qcode, bpb)
+                _quant_row(dst, src, b3, b2, r, v, sh, so8, tab, src_f16, qcode, bpb)
             row += cuda.gridDim.x
 
     @cuda.jit(cache=JIT_CACHE)
@@ -760,9 +773,10 @@ def build(cuda):
                 _record(idx, slot, sticky, record, site)
             return
         sh = cuda.shared.array(SH, np.float32)
+        tab = cuda.shared.array(NTAB, np.float32)
+        load_iq4_table(tab)  # read after the next barrier
         so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
         so = so8.view(np.uint32)
-        xb = cuda.local.array(32, np.float32)
         n_rows = dst.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
         row = i64(cuda.blockIdx.x)
@@ -771,7 +785,7 @@ def build(cuda):
             v = _row_target(idx, winner, use_winner, n_rows, b3, b2, r)
             if v >= 0:  # uniform over the thread block: the syncthreads inside are safe
                 _quant_row_words(d16, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
-                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, xb,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, tab,
                                  src_f16, qcode, bpb, False)
             row += cuda.gridDim.x
 
@@ -783,9 +797,9 @@ def build(cuda):
         # One launch: validate idx (every block), then as _set_rows_quant_kernel.
         shi = cuda.shared.array(2, np.int64)
         sh = cuda.shared.array(SH, np.float32)
+        tab = cuda.shared.array(NTAB, np.float32)
         so8 = cuda.shared.array((1, 1, 1, SOUT8), np.uint8)
         so = so8.view(np.uint32)
-        xb = cuda.local.array(32, np.float32)
         n_src = idx.shape[2]
         total_rows = i64(d3) * i64(d2) * i64(n_src)
         row = i64(cuda.blockIdx.x)
@@ -795,6 +809,7 @@ def build(cuda):
         if row < total_rows:
             b3, b2, r = _row_index(row, d2, n_src)
             first = _quant_first_words(sflat, b3 * ss3 + b2 * ss2 + r * ssr, nblk)
+        load_iq4_table(tab)  # after the preload is issued; read after the next barrier
         bad = _fused_first_bad(idx, dst.shape[2], shi)
         _fused_report(idx, err, record, site, bad)
         if bad != NONE:
@@ -807,7 +822,7 @@ def build(cuda):
             v = _fused_target(idx, use_winner, b3, b2, r, row, shi)
             if v >= 0:  # uniform over the thread block
                 _quant_row_words(d16, dflat, b3 * ds3 + b2 * ds2 + v * dsr, sflat,
-                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, xb,
+                                 b3 * ss3 + b2 * ss2 + r * ssr, nblk, sh, so, so8, tab,
                                  src_f16, qcode, bpb, pre)
             pre = False  # a skipped (duplicate) first row leaves its preload unused
             row += cuda.gridDim.x
