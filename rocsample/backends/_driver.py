@@ -176,6 +176,9 @@ class DriverRuntime(Runtime):
         # A legacy-default-stream query fails with STREAM_CAPTURE_IMPLICIT while any global
         # capture is active in the process: the driver's own way of telling. (Not for captures
         # on non-blocking streams, torch's among them: those are found by asking their streams.)
+        if device != self.current_device():  # the legacy stream of that device's context
+            with self._context(device):
+                return self._is_capturing(0)[0] != 0
         return self._is_capturing(0)[0] != 0
 
     def begin_capture(self, stream: Stream, mode: str = "thread_local") -> None:

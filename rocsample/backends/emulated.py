@@ -194,16 +194,16 @@ class EmulatedRuntime(Runtime):
         exec_.ops = []
 
     def _invalidate_for_alloc(self, device: int) -> bool:
-        """Model cuMemAlloc's rule; return True if the allocation is refused."""
+        """Model cuMemAlloc's rule (on any ``device``); return True if the allocation is refused."""
         me = threading.get_ident()
         hit = False
         with self._lock:
             for (dev, _), cap in self._captures.items():
                 if cap.invalidated:
                     continue
-                if (cap.mode == "global" and dev == device) or (
-                    cap.mode == "thread_local" and cap.thread == me
-                ):
+                # CUDA's rule is process-wide, whatever the device: any global capture, or one
+                # of this thread's own (not relaxed), forbids the "unsafe" call
+                if cap.mode == "global" or (cap.mode == "thread_local" and cap.thread == me):
                     cap.invalidated = True
                     hit = True
         return hit

@@ -336,6 +336,11 @@ def note_torch_stream(device: int, handle: int) -> None:
         _durable.add((device, handle))
 
 
+def known_devices() -> set[int]:
+    """The devices of the torch streams calls ran on (see ``known_streams``)."""
+    return {d for (d, _h) in list(_durable)}
+
+
 def known_streams(device: int) -> set[int]:
     """Handles of ``device``'s streams whose capture status can be asked safely now: the torch
     streams calls ran on, and torch's and CuPy's current streams of this thread (asked only

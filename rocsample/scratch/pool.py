@@ -133,9 +133,18 @@ class ScratchPool:
         rec = self._thread_capture()
         if rec is not None:
             return f"the {rec.mode} capture of stream {rec.stream:#x} on this thread"
-        if rt.global_capture_active(device):
-            return f"a capture in progress on device {device} (global mode, or this thread's)"
-        return self._foreign_capture(rt, device)
+        # the driver forbids the call under a global capture, or one of this thread's, on ANY
+        # device: every device rocsample knows a stream of is asked, this one first
+        for d in [device] + sorted(self._known_devices() - {device}):
+            if rt.global_capture_active(d):
+                return f"a capture in progress on device {d} (global mode, or this thread's)"
+            blocker = self._foreign_capture(rt, d)
+            if blocker is not None:
+                return blocker
+        return None
+
+    def _known_devices(self) -> set[int]:
+        return {k[0] for k in list(self._entries)} | interop.known_devices()
 
     def _foreign_capture(self, rt, device: int) -> str | None:
         """A capture rocsample did not begin, active on ``device``, or None.
@@ -212,8 +221,7 @@ class ScratchPool:
         self._numba_held[device] = stack
 
     def _release_numba_frees(self, rt, device: int) -> None:
-        if self._thread_capture() is None and not rt.global_capture_active(device) \
-                and self._foreign_capture(rt, device) is None:
+        if self._allocation_blocker(rt, device) is None:
             stack = self._numba_held.pop(device, None)
             if stack is not None:
                 stack.close()
@@ -312,7 +320,7 @@ class ScratchPool:
         total = 0
         for dev in devices:
             with self._lock(dev):
-                if be.runtime.global_capture_active(dev):
+                if self._allocation_blocker(be.runtime, dev) is not None:
                     continue  # a free now would invalidate someone's capture
                 # a snapshot: other devices' threads add entries meanwhile, under their own locks
                 for key in [k for k in list(self._entries) if k[0] == dev]:
@@ -483,8 +491,7 @@ class ScratchPool:
 
         def blocked_on(device):
             if device not in blocked:
-                blocked[device] = (rt.global_capture_active(device)
-                                   or self._foreign_capture(rt, device) is not None)
+                blocked[device] = self._allocation_blocker(rt, device) is not None
             return blocked[device]
 
         with self._retired_lock:  # one list for all devices: two devices' threads must not both free

@@ -72,11 +72,12 @@ def test_retired_buffers_wait_for_the_capture_to_end(backend, new_stream):
     scratch.prewarm(s, 256)
     rt.begin_capture(st, "global")
     frees = rt.free_calls
-    scratch.get_pool().trim(other)  # retires other's buffer; freeing it now would invalidate
+    # freeing other's buffer now would invalidate the capture: trim leaves it for later
+    assert scratch.get_pool().trim(other) == 0
     scratch.request(s, 256)
     assert rt.free_calls == frees
     _valid(backend, st)
-    scratch.request(other, 256)  # the next call after the capture frees it
+    assert scratch.get_pool().trim(other) == 4096  # after the capture it is freed
     assert rt.free_calls == frees + 1
 
 
