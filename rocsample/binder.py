@@ -17,13 +17,23 @@ kept alive by the bound call.
 Locking: a :class:`BoundCall` writes shared parameter buffers; the launcher holds one lock from
 :meth:`BoundCall.run` to the end of its launches (the sampling launchers hold their stream's
 lock, which also keeps two calls' launches on one stream from interleaving).
+
+The repeated call (:meth:`BoundCall.ready`): a launcher that found its key bound takes the bound
+call's stream lock, asks :meth:`BoundCall.ready` and, when it answers True, writes this call's
+addresses and launches — nothing else. ``ready`` is one capture-status query of the stream
+(``Runtime.capture_probe``) and a look at the scratch entries the launches address
+(``ScratchPool.unchanged``): True only when the stream is not capturing, the pool has nothing
+queued (frees, deferred releases, held numba frees) and every scratch buffer bound is still the
+stream's. Anything else takes the launcher's full path, which makes the same launches after the
+pool's request (pinning under a capture, holding numba's frees under a foreign one, raising on an
+invalidated capture).
 """
 
 from __future__ import annotations
 
 import threading
 
-__all__ = ["Binder", "BoundCall", "bind_call", "stream_lock"]
+__all__ = ["Binder", "BoundCall", "bind_call", "stream_lock", "spans_apart"]
 
 # One lock per (device, stream), striped (bounded, never cleared; re-entrant: ring_write holds it
 # around its set_rows): a launcher holds its stream's lock from its first launch to its last, so
@@ -44,29 +54,73 @@ class BoundCall:
     """The bound launches of one key, and where each slot's address goes in them.
 
     ``run(ptrs)`` takes the current call's slot addresses in slot order (None for an absent
-    slot, which is then never addressed by the bound launches).
+    slot, which is then never addressed by the bound launches). ``extents``: per slot, the
+    (lowest, one past the highest) byte of its array relative to its address (fixed by the
+    layout the key names; None for an absent slot), for launchers whose contract refuses
+    overlapping arguments (:func:`spans_apart`).
+
+    The launcher completes a bound call with :meth:`guard` before it serves repeated calls.
     """
 
-    __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra")
+    __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
+                 "_probe", "_pool", "_leases", "_live")
 
-    def __init__(self, launches, sites, ptrs, keep, scratch, extra) -> None:
+    def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = ptrs  # the slot addresses the cells hold now
+        # the slots some launch addresses (the others' addresses are never written anywhere)
+        self._live = tuple((i, tuple(s)) for i, s in enumerate(sites) if s)
         self.keep = keep  # the plan's own arrays the launches address (alive with this call)
         self.scratch = scratch  # what the launcher checks before reuse (its scratch buffers)
         self.extra = extra  # launcher data (a sampler's outputs, for instance)
+        self.extents = extents
+        self.lock = None  # the stream's lock (stream_lock), set by guard()
+        self._probe = None
+        self._pool = None
+        self._leases = ()
 
-    def run(self, ptrs: tuple) -> None:
-        if ptrs != self.ptrs:
-            cur = self.ptrs
-            for i, p in enumerate(ptrs):
-                if p != cur[i]:
-                    for cell, off in self.sites[i]:
-                        cell.value = p + off
-            self.ptrs = ptrs
+    def guard(self, lock, probe, pool, leases) -> None:
+        """What :meth:`ready` asks: ``probe()`` (True: the stream is not capturing), ``pool``
+        (its ``unchanged(leases)``) and the stream's ``lock``, held around ready and run."""
+        self.lock = lock
+        self._probe = probe
+        self._pool = pool
+        self._leases = leases
+
+    def ready(self) -> bool:
+        """Whether a call may run these launches with nothing else (see the module docstring).
+        The caller holds ``lock``. False until :meth:`guard` was called."""
+        probe = self._probe
+        return probe is not None and probe() and self._pool.unchanged(self._leases)
+
+    def run(self, ptrs) -> None:
+        """Point the cells at ``ptrs`` (a sequence the caller no longer changes) and launch."""
+        cur = self.ptrs
+        for i, sites in self._live:
+            p = ptrs[i]
+            if p != cur[i]:
+                for cell, off in sites:
+                    cell.value = p + off
+        self.ptrs = ptrs
         for launch in self.launches:
             launch()
+
+
+def spans_apart(call: BoundCall, ptrs, first: int, others) -> bool:
+    """Whether slot ``first``'s bytes (at ``ptrs[first]``) share none with those of each slot in
+    ``others``, by the layout extents bound with ``call``."""
+    ext = call.extents
+    lo0, hi0 = ext[first]
+    p0 = ptrs[first]
+    lo0 += p0
+    hi0 += p0
+    for i in others:
+        lo, hi = ext[i]
+        p = ptrs[i]
+        if lo + p < hi0 and lo0 < hi + p and lo != hi:
+            return False
+    return True
 
 
 def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
@@ -102,7 +156,8 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCal
         bound.append(getattr(bl, "run", bl))
         keep.append(bl)
     ptrs = tuple(None if s is None else s[0] for s in spans)
-    return BoundCall(bound, sites, ptrs, keep, scratch, extra)
+    extents = tuple(None if s is None else (s[1] - s[0], s[2] - s[0]) for s in spans)
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents)
 
 
 class Binder:
@@ -111,40 +166,45 @@ class Binder:
     Binding costs about a millisecond on a GPU (numba specialises and packs every launch), so a
     key seen once (a host value that changes every step) never pays it. Bounded: at most
     ``entries`` bound calls (the oldest is dropped) and ``4 * entries`` remembered keys.
-    Not locked: the launcher holds its lock around lookup, run and offer.
+    ``lookup`` takes no lock (one dict read); the changes (offer, drop, clear) take the table's
+    own lock, since one Sampler serves calls on several streams (several stream locks) at once.
     """
 
     def __init__(self, entries: int = _ENTRIES) -> None:
         self.entries = entries
         self._table: dict = {}
         self._seen: dict = {}
+        self._lock = threading.Lock()
+        self.lookup = self._table.get  # BoundCall or None
 
     def __len__(self) -> int:
         return len(self._table)
 
-    def lookup(self, key) -> BoundCall | None:
-        return self._table.get(key)
-
     def drop(self, key) -> None:
-        self._table.pop(key, None)
+        with self._lock:
+            self._table.pop(key, None)
 
     def clear(self) -> None:
-        self._table.clear()
-        self._seen.clear()
+        with self._lock:
+            self._table.clear()
+            self._seen.clear()
 
     def offer(self, key, be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
         """After an unbound call with ``key``: bind it if the key was seen before, else remember it."""
-        if key in self._table:
-            return self._table[key]
-        if not self._seen.pop(key, False):
-            if len(self._seen) >= 4 * self.entries:
-                self._seen.clear()
-            self._seen[key] = True
-            return None
+        with self._lock:
+            hit = self._table.get(key)
+            if hit is not None:
+                return hit
+            if not self._seen.pop(key, False):
+                if len(self._seen) >= 4 * self.entries:
+                    self._seen.clear()
+                self._seen[key] = True
+                return None
         call = bind_call(be, stream, launches, slots, scratch, extra)
         if call is None:
             return None
-        while len(self._table) >= self.entries:
-            self._table.pop(next(iter(self._table)))
-        self._table[key] = call
+        with self._lock:
+            while len(self._table) >= self.entries:
+                self._table.pop(next(iter(self._table)), None)
+            self._table[key] = call
         return call

@@ -54,6 +54,7 @@ import numpy as np
 from rocsample import _validate as V
 from rocsample import graphs as _graphs
 from rocsample import sampling_router as _router
+from rocsample.backends import get_backend
 from rocsample.backends import interop as _io
 from rocsample.binder import Binder, stream_lock
 from rocsample.errors import SamplingError
@@ -69,10 +70,7 @@ _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
 _HOST = ("host",)  # the key of a host seed/position/logits: its device copy is re-pointed
 
-def _backend():
-    from rocsample.backends import get_backend
-
-    return get_backend()
+_backend = get_backend
 
 
 def _dtype_name(obj, dtype=None) -> str:
@@ -149,6 +147,7 @@ class Sampler:
         self._outputs = None
         self._wrapped: dict = {}  # framework -> the outputs viewed in it
         self._param_cache: dict = {}
+        self._u64_scalars: dict = {}  # (name, stream handle, int) -> (device copy, address)
         self.stream = be.stream(stream)
         if stream is not None and (type(stream).__module__ or "").startswith("torch"):
             _io.note_torch_stream(self.stream.device, self.stream.handle)
@@ -267,25 +266,40 @@ class Sampler:
         calls), or None. ``kx``: the logits' device_key when the caller read it already."""
         be = self.backend
         if kx is False:
-            logits = _io.adopt(logits)
-            kx = _io.device_key(be, logits)
-        fw = None if kx is None else _io.framework_of(logits)
-        st = self._stream_for(fw, kx) if stream is None else stream
+            logits, kx = _io.adopt_key(be, logits)
         # ---- the key: what the launches depend on besides device addresses ----------------
         # slots: logits, temperature, top_k, top_p, min_p, seed, position, tokens, logprobs, status
-        ptrs = [None] * 10
         keyable = True
         host_x = None
         if kx is not None:
-            px, ptrs[0] = kx
-        elif type(logits) is np.ndarray:
-            px = ("np", logits.shape, logits.dtype.str)
-            host_x = logits
+            px, p0 = kx
+            fw = px[0] if px[0] in _io.FRAMEWORKS else None
         else:
-            px, keyable = None, False
+            fw = p0 = None
+            if type(logits) is np.ndarray:
+                px = ("np", logits.shape, logits.dtype.str)
+                host_x = logits
+            else:
+                px, keyable = None, False
+        if stream is not None:
+            st = stream
+        elif self._follow and fw is not None:  # the framework's current stream of their device
+            dev = px[4]
+            st = self._streams.get((_io.current_stream(fw, dev), dev)) or self._stream_for(fw, kx)
+        else:
+            st = self.stream
+        ptrs = [p0, None, None, None, None, None, None, None, None, None]
         # filter parameters: host values key by value (they decide the route), device arrays
         # by layout (their addresses are slots)
-        kt, kk, kp, km = value_key(temperature), value_key(top_k), value_key(top_p), value_key(min_p)
+        # (Python floats and ints inline: value_key's answer for them, without its call)
+        tp = type(temperature)
+        kt = (tp, temperature) if tp is float or tp is int else value_key(temperature)
+        tp = type(top_k)
+        kk = (tp, top_k) if tp is int or tp is float else value_key(top_k)
+        tp = type(top_p)
+        kp = (tp, top_p) if tp is float or tp is int else value_key(top_p)
+        tp = type(min_p)
+        km = (tp, min_p) if tp is float or tp is int else value_key(min_p)
         if kt is None:
             temperature = _io.adopt(temperature)
             kt, keyable = self._slot(be, temperature, ptrs, 1, keyable)
@@ -300,13 +314,12 @@ class Sampler:
             km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
         # seeds and positions: device arrays by layout; host values go through a device copy
         # (a slot too, whatever the value: a position that changes every call keeps its launches)
-        seed, position = _io.adopt(seed), _io.adopt(position)
-        d = _io.device_key(be, seed)
+        seed, d = _io.adopt_key(be, seed)
         if d is None:
             ks = _HOST
         else:
             ks, ptrs[5] = d
-        d = _io.device_key(be, position)
+        position, d = _io.adopt_key(be, position)
         if d is None:
             kq = _HOST
         else:
@@ -316,49 +329,72 @@ class Sampler:
             ko, keyable = self._slot(be, _io.adopt(out), ptrs, 7, keyable)
         if advance_position and kq is _HOST:
             keyable = False  # a NumPy position is bumped on the host: the full path, every call
-        key = None
+        key = hit = None
         if keyable:
             key = (st.handle, st.device, px, kt, kk, kp, km, ks, kq, ko, return_logprobs,
                    advance_position, dtype, fresh, fw)
-        lock = stream_lock(be, st)
-        with lock:
-            outputs = None
-            if key is not None:
-                hit = self._binder.lookup(key)
-                if hit is not None:
-                    buf = _pool(be).request(st, self.plan.scratch_bytes, PURPOSE)
-                    if buf is hit.scratch:
-                        n = self.n_rows
-                        if host_x is not None:
-                            x = be.as_array(np.ascontiguousarray(host_x), "logits", st)
-                            ptrs[0] = be.array_span(x)[0]
-                            hold = [x]
-                        else:
-                            hold = []
-                        if ks is _HOST:
-                            a = self._host_param("seed", u64_rows(be, "seed", seed, n, st)[0], st)
-                            ptrs[5] = be.array_span(a)[0]
-                            hold.append(a)
-                        if kq is _HOST:
-                            a = self._host_param("position",
-                                                 u64_rows(be, "position", position, n, st)[0], st)
-                            ptrs[6] = be.array_span(a)[0]
-                            hold.append(a)
-                        outputs = self._outputs_for(fw, fresh, return_logprobs, st)
-                        tokens, logprobs, status, optrs = outputs
-                        if out is None:
-                            ptrs[7] = optrs[0]
-                        ptrs[8] = optrs[1]
-                        ptrs[9] = optrs[2]
-                        hit.run(tuple(ptrs))
-                        # under a capture, the graph keeps what its kernels address
-                        _graphs.hold(st, hit, hold, self._outputs)
-                        return self._finish(out if out is not None else tokens, logprobs,
-                                            status, return_logprobs, check, st)
-                    self._binder.drop(key)  # the scratch moved (growth, trim, a graph took it)
+            hit = self._binder.lookup(key)
+        with (hit is not None and hit.lock) or stream_lock(be, st):
+            if hit is not None:
+                if hit.ready():  # a repeated call: the stream is not capturing, scratch unmoved
+                    return self._run(hit, ptrs, st, fw, fresh, host_x, ks, kq, seed, position,
+                                     out, return_logprobs, check, False)
+                buf = _pool(be).request(st, self.plan.scratch_bytes, PURPOSE)
+                if buf is hit.scratch:
+                    return self._run(hit, ptrs, st, fw, fresh, host_x, ks, kq, seed, position,
+                                     out, return_logprobs, check, True)
+                self._binder.drop(key)  # the scratch moved (growth, trim, a graph took it)
             return self._unbound(key, fw, st, logits, temperature, top_k, top_p, min_p, seed,
                                  position, return_logprobs, advance_position, check, out, dtype,
                                  fresh)
+
+    def _run(self, hit, ptrs, st, fw, fresh, host_x, ks, kq, seed, position, out,
+             return_logprobs, check, captured):
+        """A bound call with this call's addresses (under the stream's lock). ``captured``: the
+        pool's request was made (the stream may be capturing): the graph being captured keeps
+        what the launches address."""
+        be = self.backend
+        hold = []
+        if host_x is not None:
+            x = be.as_array(np.ascontiguousarray(host_x), "logits", st)
+            ptrs[0] = be.array_span(x)[0]
+            hold.append(x)
+        if ks is _HOST:
+            a, ptrs[5] = self._host_u64("seed", seed, st)
+            hold.append(a)
+        if kq is _HOST:
+            a, ptrs[6] = self._host_u64("position", position, st)
+            hold.append(a)
+        tokens, logprobs, status, optrs = self._outputs_for(fw, fresh, return_logprobs, st)
+        if out is None:
+            ptrs[7] = optrs[0]
+        else:
+            tokens = out
+        ptrs[8] = optrs[1]
+        ptrs[9] = optrs[2]
+        hit.run(ptrs)
+        if captured:
+            _graphs.hold(st, hit, hold, self._outputs)
+        if check:
+            return self._finish(tokens, logprobs, status, return_logprobs, check, st)
+        return (tokens, logprobs, status) if return_logprobs else (tokens, status)
+
+    def _host_u64(self, name, value, st):
+        """(device copy, its address) of a host seed or position: ``_host_param`` of its rows,
+        looked up by the value itself for a Python int (no per-call row array)."""
+        scalar = type(value) is int
+        if scalar:
+            got = self._u64_scalars.get((name, st.handle, value))
+            if got is not None:
+                return got
+        be = self.backend
+        a = self._host_param(name, u64_rows(be, name, value, self.n_rows, st)[0], st)
+        got = (a, be.array_span(a)[0])
+        if scalar:
+            if len(self._u64_scalars) >= _PARAM_CACHE:
+                self._u64_scalars.clear()  # (after _host_param's allocation check passed)
+            self._u64_scalars[(name, st.handle, value)] = got
+        return got
 
     @staticmethod
     def _slot(be, v, ptrs, i, keyable):
@@ -384,9 +420,9 @@ class Sampler:
                 self._wrapped[fw] = o
             return o
         k = 3 if want_lp else 2
-        if fw in (_io.TORCH, _io.CUPY):
-            _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
-            buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle)
+        if fw in _io.FRAMEWORKS:
+            cur = _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
+            buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle, cur)
             tokens, status = buf[:n], buf[n:2 * n]
             if fw == _io.TORCH:
                 ptr = buf.data_ptr()
@@ -476,7 +512,12 @@ class Sampler:
         _graphs.hold(st, L)
         if key is not None:
             slots = [x, temp_d, k_d, p_d, mp_d, seed_a, pos_a, tokens, logprobs, status]
-            self._binder.offer(key, be, st, L, slots, scratch=buf)
+            call = self._binder.offer(key, be, st, L, slots, scratch=buf)
+            if call is not None and call.lock is None:
+                pool = _pool(be)
+                lease = pool.lease(st, PURPOSE, buf)
+                if lease is not None:
+                    call.guard(stream_lock(be, st), be.runtime.capture_probe(st), pool, (lease,))
         if host_pos is not None:
             host_pos += host_pos.dtype.type(1)  # mod 2**64 (an int64 wraps as its uint64 bits)
         if host_out is not None:
@@ -649,15 +690,18 @@ def _host_out(out: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _guard_alloc(be, st, fw, what: str) -> None:
-    """Refuse an allocation while a capture that forbids it is active (before any driver call).
+def _guard_alloc(be, st, fw, what: str):
+    """Refuse an allocation while a capture that forbids it is active (before any driver call);
+    returns the framework's current stream handle on the stream's device (None for numba).
 
     torch's caching allocator serves a capture on torch's current stream from the graph's own
     pool (torch.cuda.graph captures there), so torch outputs on that stream are always allowed.
     """
-    if fw == _io.TORCH and st.handle == _io.current_stream(fw, st.device):
-        return
+    cur = _io.current_stream(fw, st.device)
+    if fw == _io.TORCH and st.handle == cur:
+        return cur
     be.check_can_allocate(st, what)
+    return cur
 
 
 def _status_to_host(be, status, st) -> np.ndarray:
@@ -687,20 +731,19 @@ def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     return name, tuple(int(d) for d in logits.shape)
 
 
-def _plan_for(logits, kx, dtype, stream, order, splits=None, block=None, cap=None, path=None):
+def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap=None,
+              path=None):
     """(the cached plan, the stream) of a one-off call's (shape, dtype, stream, order, path).
 
     ``stream=None`` with torch or CuPy logits is the framework's current stream of the logits'
     device (read per call, cheaply); ``kx`` is the logits' :func:`interop.device_key` answer.
     """
-    be = _backend()
-    st = _io.call_stream(be, stream, logits) if kx is not None else be.stream(stream)
     if kx is not None:
+        st = _io.keyed_stream(be, (kx,)) if stream is None else _io.call_stream(be, stream, logits)
         shape_dtype = (kx[0][1], kx[0][3])  # torch.Size / tuple and the framework's dtype
-    elif isinstance(logits, np.ndarray):
-        shape_dtype = (logits.shape, logits.dtype.str)
     else:
-        shape_dtype = None
+        st = be.stream(stream)
+        shape_dtype = (logits.shape, logits.dtype.str) if isinstance(logits, np.ndarray) else None
     key = (id(be), shape_dtype, dtype, st.device, st.handle, order, splits, block, cap, path)
     plan = _PLANS.get(key) if shape_dtype is not None else None
     if plan is not None:
@@ -717,7 +760,7 @@ def _plan_for(logits, kx, dtype, stream, order, splits=None, block=None, cap=Non
     with _PLANS_LOCK:
         plan = _PLANS.setdefault(key, plan)
         while len(_PLANS) > _PLAN_ENTRIES:
-            _PLANS.pop(next(iter(_PLANS)))
+            _PLANS.pop(next(iter(_PLANS)), None)
     return plan, st
 
 
@@ -815,10 +858,12 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     """
     if order not in _ORDERS:
         V.fail("order", "'llama' or 'vllm'", V.describe(order))
-    logits = _io.adopt(logits)
     be = _backend()
-    kx = _io.device_key(be, logits) if be.is_device else None
-    plan, st = _plan_for(logits, kx, dtype, stream, order, _splits, _block, _cap, _path)
+    if be.is_device:
+        logits, kx = _io.adopt_key(be, logits)
+    else:
+        logits, kx = _io.adopt(logits), None
+    plan, st = _plan_for(be, logits, kx, dtype, stream, order, _splits, _block, _cap, _path)
     if not be.is_device:
         plan._check_logits(logits, dtype)
         return plan._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,

@@ -25,7 +25,7 @@ from . import _validate
 from . import graphs as _graphs
 from .backends import get_backend as _get_backend
 from .backends import interop as _interop
-from .binder import Binder
+from .binder import Binder, spans_apart
 from .binder import stream_lock as _stream_lock
 from .kernels import set_rows as _kern
 from .kernels.quant import FLOAT_CODES, QTYPE_CODES
@@ -224,42 +224,63 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     the same layouts (shape, strides, dtype, device) on the same stream reuses launches bound on
     its second call, re-pointed at this call's arrays (fresh tensors every step included).
     """
-    _require_arrays(dst=dst, src=src, idx=idx)
-    be = _backend()
+    be = _get_backend()
+    key = None
+    if not check_bounds and be.is_device and (be.name != "sim" or _FAST_ON_SIM):
+        # an unchecked call with device arrays of a layout seen before (a decode loop, fresh
+        # tensors or not) reuses its launches, bound once, re-pointed at these arrays: what the
+        # key names (layouts, read-only flags, devices, the stream, dst_type) is not checked
+        # again; whether dst's bytes meet src's or idx's (addresses, not layouts) is
+        adopt_key = _interop.adopt_key
+        a_dst, kd = adopt_key(be, dst)
+        a_src, ks = adopt_key(be, src)
+        a_idx, ki = adopt_key(be, idx)
+        if kd is not None and ks is not None and ki is not None:
+            st = (_interop.keyed_stream(be, (kd, ks, ki)) if stream is None
+                  else _interop.call_stream(be, stream))
+            key = (id(be), st.handle, st.device, kd[0], ks[0], ki[0], dst_type)
+            hit = _binder.lookup(key)
+            if hit is not None:
+                ptrs = (kd[1], ks[1], ki[1])
+                with hit.lock or _stream_lock(be, st):
+                    if spans_apart(hit, ptrs, 0, (1, 2)):
+                        if hit.ready():  # the stream is not capturing, its scratch unmoved
+                            hit.run(ptrs)
+                            return dst
+                        if _run_requested(be, st, hit, ptrs):
+                            return dst
+                        _binder.drop(key)  # the scratch moved (growth, trim, a graph took it)
+    _require_arrays(dst=dst, src=src, idx=idx)  # (the caller's objects, before any adoption)
     # DLPack producers and torch CPU tensors (NumPy views) alike on every backend; the dst
     # given is what is returned
     given = dst
-    dst, src, idx = _interop.adopt(dst), _interop.adopt(src), _interop.adopt(idx)
+    if key is None:
+        dst, src, idx = _interop.adopt(dst), _interop.adopt(src), _interop.adopt(idx)
+    else:
+        dst, src, idx = a_dst, a_src, a_idx
     if not be.is_device:
         _set_rows_cpu(be, dst, src, idx, dst_type, stream)
         return given
-    st = _interop.call_stream(be, stream, dst, src, idx)
-    key = None
-    if not check_bounds and (be.name != "sim" or _FAST_ON_SIM):
-        # an unchecked call with device arrays of a layout seen before (a decode loop, fresh
-        # tensors or not) reuses its launches, bound once, re-pointed at these arrays: no
-        # re-validation, no re-typing by numba's dispatcher
-        kd, ks, ki = (_interop.device_key(be, a) for a in (dst, src, idx))
-        if kd is not None and ks is not None and ki is not None:
-            key = (st.handle, st.device, kd[0], ks[0], ki[0], dst_type)
-            with _stream_lock(be, st):
-                hit = _binder.lookup(key)
-                if hit is not None:
-                    if hit.scratch:
-                        usable = all(_scratch(st, n, purpose) is buf
-                                     for purpose, n, buf in hit.scratch)
-                    else:  # no scratch to ask for: what a request does under a foreign capture
-                        _scratch_pool(be).note_call(st)
-                        usable = True
-                    if usable:
-                        hit.run((kd[1], ks[1], ki[1]))
-                        _graphs.hold(st, hit)
-                        return given
-                    _binder.drop(key)  # the stream's scratch moved (growth, trim, a graph took it)
+    if key is None:
+        st = _interop.call_stream(be, stream, dst, src, idx)
     # one call at a time per stream: calls share its scratch (slot, winner) and bound launches
     with _stream_lock(be, st):
         _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds)
     return given
+
+
+def _run_requested(be, st, hit, ptrs) -> bool:
+    """A bound call after the pool's requests (the stream may be capturing: the requests pin
+    its scratch, and numba's frees are held under a foreign capture); False if the scratch
+    moved. Under the stream's lock."""
+    if hit.scratch:
+        if not all(_scratch(st, n, purpose) is buf for purpose, n, buf in hit.scratch):
+            return False
+    else:  # no scratch to ask for: what a request does under a foreign capture
+        _scratch_pool(be).note_call(st)
+    hit.run(ptrs)
+    _graphs.hold(st, hit)
+    return True
 
 
 def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
@@ -296,7 +317,12 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
         # bound on the second call with this key (binding costs about a millisecond); the
         # slots are the caller's arrays, re-pointed on every later call and never kept
         slots = [d_dst, be.as_array(src, "src", st), be.as_array(idx, "idx", st)]
-        _binder.offer(key, be, st, launches, slots, scratch=bufs)
+        call = _binder.offer(key, be, st, launches, slots, scratch=bufs)
+        if call is not None and call.lock is None:
+            pool = _scratch_pool(be)
+            leases = tuple(pool.lease(st, purpose, buf) for purpose, _, buf in bufs)
+            if None not in leases:
+                call.guard(_stream_lock(be, st), be.runtime.capture_probe(st), pool, leases)
     return dst
 
 

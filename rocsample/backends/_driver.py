@@ -135,6 +135,24 @@ class DriverRuntime(Runtime):
             return int(res), 0
         return int(res[0]), int(res[1])
 
+    def capture_probe(self, stream: Stream):
+        """As Runtime.capture_probe, by the vendor's ctypes query with this probe's own argument
+        objects (a handle and a result cell made once): a fraction of a microsecond. Its callers
+        hold the stream's lock, so no two threads share the cell (the call releases the GIL)."""
+        q = self._queries()
+        raw = getattr(self.vendor, "unconverted", None)
+        if q is None or raw is None:
+            return super().capture_probe(stream)
+        f = raw(q[0])
+        out = ctypes.c_int(0)
+        ref = ctypes.byref(out)
+        h = ctypes.c_void_p(stream.handle or None)
+
+        def probe() -> bool:
+            return f(h, ref) == 0 and out.value == 0
+
+        return probe
+
     def _stream_device(self, handle: int, current: int) -> int:
         if handle == 0:
             return current  # the legacy default stream is per-context: the current device's

@@ -117,6 +117,15 @@ class Runtime(abc.ABC):
     def capture_status(self, stream: Stream) -> CaptureStatus:
         ...
 
+    def capture_probe(self, stream: Stream) -> Callable[[], bool]:
+        """A function answering whether ``stream`` is idle of capture now (status NONE, the query
+        itself succeeding): the one driver query of a repeated bound call
+        (``rocsample.binder.BoundCall.ready``). Call it holding the stream's lock
+        (``rocsample.binder.stream_lock``): a runtime may keep one result cell per probe."""
+        none = CaptureStatus.NONE
+        status = self.capture_status
+        return lambda: status(stream) is none
+
     @abc.abstractmethod
     def global_capture_active(self, device: int) -> bool:
         """Whether a capture that forbids allocation on ``device`` from this thread is open."""

@@ -21,6 +21,7 @@ class VendorBase:
         self.driver = driver
         self._native = False
         self._queries = False
+        self._raw: dict = {}
 
     def native_calls(self):
         """(launch_kernel, graph_launch) as ctypes functions, or None where not loadable.
@@ -68,6 +69,17 @@ class VendorBase:
                     f.restype = ctypes.c_int
                 self._queries = tuple(fns)
         return self._queries
+
+    def unconverted(self, fn):
+        """``fn`` (one of the ctypes functions above) again without its argument types: a
+        call then converts nothing, so it must pass ctypes objects of exactly those types (what
+        the bound launches and capture probes do with the argument objects they make once)."""
+        got = self._raw.get(id(fn))  # (ctypes functions are unhashable; fn is kept below)
+        if got is None:
+            raw = type(fn)(ctypes.cast(fn, ctypes.c_void_p).value)
+            raw.restype = fn.restype
+            got = self._raw[id(fn)] = (fn, raw)
+        return got[1]
 
     @staticmethod
     def stream_handle(stream) -> int:
@@ -160,15 +172,15 @@ class GpuBackend(NumbaBackend):
         addr = ctypes.addressof(params)
         native = self.vendor.native_calls()
         if native is not None:
-            lk = native[0]
-            f_c = ctypes.c_void_p(int(func))
-            h_c = ctypes.c_void_p(int(handle) or None)
-            p_c = ctypes.c_void_p(addr)
-            g0, g1, g2 = grid
-            b0, b1, b2 = block
+            lk = self.vendor.unconverted(native[0])
+            # every argument a ctypes object made once: the call converts nothing (a Python int
+            # for a c_uint parameter costs a conversion per argument per launch)
+            ui = ctypes.c_uint
+            cargs = (ctypes.c_void_p(int(func)), *(ui(v) for v in grid), *(ui(v) for v in block),
+                     ui(0), ctypes.c_void_p(int(handle) or None), ctypes.c_void_p(addr), None)
 
             def run(_keep=keep):
-                err = lk(f_c, g0, g1, g2, b0, b1, b2, 0, h_c, p_c, None)
+                err = lk(*cargs)
                 if err != 0:
                     raise RuntimeError(f"{self.vendor.native[1]} failed: error {err}")
         else:

@@ -44,6 +44,25 @@ def device_key(be, v):
     return None if r is None else r(be, v)
 
 
+def adopt_key(be, v):
+    """``(adopt(v), device_key(be, adopt(v)))`` with one look-up of ``v``'s type (hot paths)."""
+    r = _readers.get(type(v), _UNKNOWN)
+    if r is _UNKNOWN:
+        r = _learn(type(v))
+    if r is None:
+        return v, None
+    if r is _dlpack_key:
+        held = from_dlpack(v)
+        k = device_key(be, held)
+        # the producer's type too: the holder is one type for every producer, and the checks
+        # a bound call skips read the producer (set_rows' .dtype / .shape)
+        return held, (None if k is None else ((*k[0], type(v)), k[1]))
+    k = r(be, v)
+    if k is None and r is _torch_key:
+        return torch_host(v), None  # a torch CPU tensor: a NumPy view, as adopt() makes
+    return v, k
+
+
 def adopt(v):
     """A DLPack-only producer (``__dlpack__`` without ``__cuda_array_interface__``) as a NumPy
     array (CPU memory) or a CAI holder (device memory), a torch CPU tensor as a NumPy view of
@@ -140,15 +159,19 @@ def _numba_key(be, a):
 def _sim_key(be, a):
     x = a._ary
     p = x.__array_interface__["data"][0]
-    return (SIM, x.shape, x.strides, x.dtype, be.array_device(a), p & 15), p
+    # (read-only memory too: set_rows refuses a read-only dst, and a bound call checks nothing)
+    return (SIM, x.shape, x.strides, x.dtype, be.array_device(a), p & 15, x.flags.writeable), p
 
 
 def _cai_key(be, v):
     c = v.__cuda_array_interface__
-    p = int(c["data"][0])
+    data = c["data"]
+    p = int(data[0])
     strides = c.get("strides")
+    # the object's type and the read-only flag too: the checks a bound call skips read them
+    # (an array without .dtype / .shape, a read-only dst)
     return (CAI, tuple(c["shape"]), None if strides is None else tuple(strides), c["typestr"],
-            _device_of(be, v), p & 15), p
+            _device_of(be, v), p & 15, type(v), bool(data[1])), p
 
 
 def _dlpack_key(be, v):
@@ -157,7 +180,8 @@ def _dlpack_key(be, v):
         return None
     c = arr.__cuda_array_interface__
     p = int(c["data"][0])
-    return (DLPACK, tuple(c["shape"]), c["strides"], c["typestr"], arr.device, p & 15), p
+    return (DLPACK, tuple(c["shape"]), c["strides"], c["typestr"], arr.device, p & 15,
+            bool(c["data"][1])), p
 
 
 # ---- conversion for numba (the unbound path) ------------------------------------------------
@@ -261,11 +285,23 @@ def parse_dlpack(cap) -> dict:
 
 # ---- streams ----------------------------------------------------------------------------------
 
+_torch_raw = (None, None)  # (the torch module, its current-raw-stream function or None)
+
+
+def _torch_current(torch):
+    global _torch_raw
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _torch_raw = (torch, raw)
+    return raw
+
+
 def current_stream(fw: str | None, device: int) -> int | None:
     """The raw handle of ``fw``'s current stream on ``device``, or None (no framework rule)."""
     if fw == TORCH:
         torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        mod, raw = _torch_raw
+        if mod is not torch:
+            raw = _torch_current(torch)
         if raw is not None:
             return int(raw(device))
         return int(torch.cuda.current_stream(device).cuda_stream)
@@ -295,31 +331,46 @@ def call_stream(be, stream, *arrays):
         if stream is not None and (type(stream).__module__ or "").startswith("torch"):
             note_torch_stream(st.device, st.handle)
         return st
-    for a in arrays:
-        fw = framework_of(a)
-        if fw is None:
-            continue
-        k = device_key(be, a)
+    return keyed_stream(be, [device_key(be, a) for a in arrays if framework_of(a) is not None])
+
+
+#: the frameworks with a current-stream rule and outputs of their own (device_key tags)
+FRAMEWORKS = (TORCH, CUPY)
+
+
+def keyed_stream(be, keys):
+    """``call_stream(be, None, ...)`` from the arrays' :func:`device_key` answers (None for one
+    that is no device array): the current stream of the first torch or CuPy array's framework
+    on that array's device, else the backend's default stream. One dict read when seen before."""
+    for k in keys:
         if k is None:
             continue
-        dev = k[0][4]
+        k = k[0]
+        fw = k[0]
+        if fw not in FRAMEWORKS:
+            continue
+        dev = k[4]
         h = current_stream(fw, dev)
-        sk = (id(be), h, dev)
-        st = _streams.get(sk)
+        st = _streams.get((id(be), h, dev))
         if st is None:
-            if fw == TORCH:
-                note_torch_stream(dev, h)
-            st = be.stream(h if h != 0 else None)
-            if st.device != dev:
-                raise ValueError(
-                    f"stream: expected a stream of device {dev} (where the {fw} arrays live; its "
-                    "default stream is not the current device's: pass stream= or make that device "
-                    f"current), got None on device {st.device}")
-            if len(_streams) >= 64:
-                _streams.clear()
-            _streams[sk] = st
+            st = _framework_stream(be, fw, h, dev)
         return st
     return be.stream(None)
+
+
+def _framework_stream(be, fw, h, dev):
+    if fw == TORCH:
+        note_torch_stream(dev, h)
+    st = be.stream(h if h != 0 else None)
+    if st.device != dev:
+        raise ValueError(
+            f"stream: expected a stream of device {dev} (where the {fw} arrays live; its "
+            "default stream is not the current device's: pass stream= or make that device "
+            f"current), got None on device {st.device}")
+    if len(_streams) >= 64:
+        _streams.clear()
+    _streams[(id(be), h, dev)] = st
+    return st
 
 
 #: (device, handle) of torch streams calls ran on. torch hands its streams out of a per-device
@@ -363,19 +414,28 @@ def known_streams(device: int) -> set[int]:
 
 # ---- outputs ----------------------------------------------------------------------------------
 
-def empty(fw: str, shape, dtype, device: int, stream_handle: int):
+_torch_args: dict = {}  # (torch module, dtype, device) -> (torch dtype, torch.device)
+
+
+def empty(fw: str, shape, dtype, device: int, stream_handle: int, current=None):
     """A new array in ``fw`` on ``device``, safe to write from ``stream_handle``.
 
     torch: the caching allocator hands blocks out per stream; a block allocated on the current
     stream but written on another is marked used there too (``record_stream``), so it is not
     handed out again before that stream's work is done. CuPy: allocated with the call's stream
-    current (its pool keeps an arena per stream).
+    current (its pool keeps an arena per stream). ``current``: the framework's current stream
+    handle on ``device`` when the caller read it already.
     """
     if fw == TORCH:
         torch = sys.modules["torch"]
-        t = torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name),
-                        device=torch.device("cuda", device))
-        if stream_handle != current_stream(TORCH, device):
+        a = _torch_args.get((torch, dtype, device))
+        if a is None:
+            if len(_torch_args) >= 64:
+                _torch_args.clear()
+            a = _torch_args[(torch, dtype, device)] = (getattr(torch, np.dtype(dtype).name),
+                                                       torch.device("cuda", device))
+        t = torch.empty(shape, dtype=a[0], device=a[1])
+        if stream_handle != (current_stream(TORCH, device) if current is None else current):
             t.record_stream(torch.cuda.ExternalStream(stream_handle, device=t.device))
         return t
     if fw == CUPY:

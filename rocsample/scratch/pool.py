@@ -284,6 +284,33 @@ class ScratchPool:
                 self._retire(old, st)
             return new.array
 
+    def lease(self, stream, purpose: str, buf) -> tuple | None:
+        """What :meth:`unchanged` checks for ``buf``, the buffer a request of (stream, purpose)
+        just returned: ``(entry key, allocation)``, or None if ``buf`` is not that entry's
+        buffer any more."""
+        st = self.backend.stream(stream)
+        key = (st.device, st.handle, purpose)
+        with self._lock(st.device):
+            e = self._entries.get(key)
+            if e is None or e.alloc is None or e.alloc.array is not buf:
+                return None
+            return key, e.alloc
+
+    def unchanged(self, leases) -> bool:
+        """Whether, for a call on a stream known not to be capturing, a request of each leased
+        buffer would return it and do nothing else: nothing queued (deferred releases, retired
+        buffers to free, numba frees held for a foreign capture) and every entry still holding
+        its leased allocation. No lock: one read of each table (a concurrent change makes it
+        answer False, or True for the state just before it, as a request racing it would)."""
+        if self._deferred or self._retired or self._numba_held:
+            return False
+        entries = self._entries
+        for key, alloc in leases:
+            e = entries.get(key)
+            if e is None or e.alloc is not alloc:
+                return False
+        return True
+
     def prewarm(self, stream, sizes) -> None:
         """Size a stream's scratch ahead of capture.
 

@@ -1,0 +1,186 @@
+"""The repeated bound call on a GPU backend, without a GPU (tests/fakegpu: the real GpuBackend,
+DriverRuntime, scratch pool and binder over a no-op C driver and a stand-in for torch tensors).
+
+What a warmed repeated call does (docs/DESIGN.md, "The repeated call"): one capture-status query
+of its stream and its launches, through ctypes, re-pointed at this call's arrays; under a
+capture (any: rocsample's, torch's, a raw one) it takes the pool's request path, which pins the
+stream's scratch to the capture and holds numba's frees while the capture is foreign. These run
+on every backend option (the fake replaces the session's backend for one test at a time).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+import pytest
+
+import rocsample
+from rocsample.binder import Binder
+from tests import fakegpu
+
+sr = importlib.import_module("rocsample.set_rows")
+
+CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
+ROWS, VOCAB = 4, 4096
+
+pytestmark = pytest.mark.skipif(fakegpu.driver_library() is None,
+                                reason="no C compiler for the no-op driver")
+
+
+@pytest.fixture
+def fg(monkeypatch):
+    from rocsample.backends import interop
+
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(interop, "_durable", set(interop._durable))
+    g = fakegpu.install()
+    try:
+        yield g
+    finally:
+        g.uninstall()
+
+
+def _pool(fg):
+    from rocsample import scratch
+
+    return scratch.get_pool(fg.backend)
+
+
+def _views(torch, n, rows=ROWS, vocab=VOCAB):
+    bufs = [torch.empty((rows, 2, vocab)) for _ in range(n)]
+    return [b[:, -1, :] for b in bufs]
+
+
+def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
+    torch = fg.torch
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    xs = _views(torch, 6)
+    for x in xs[:2]:  # the first call checks everything, the second binds
+        plan(x, seed=seed, position=pos, check=False, **CHAIN)
+    unbound = fakegpu.FakeCuda.unbound_launches
+    for x in xs[2:]:
+        l0, q0 = fg.count("launch"), fg.count("query")
+        tok, status = plan(x, seed=seed, position=pos, check=False, **CHAIN)
+        assert type(tok).__module__ == "torch"
+        assert fg.count("launch") - l0 == 2 and fg.count("query") - q0 == 1
+        # both launches read this call's logits: numba packs an array as meminfo, parent,
+        # size, itemsize, data, ... and the logits are each kernel's first argument
+        for k in (l0, l0 + 1):
+            assert fg.launch_params(k, 5)[4] == x.data_ptr()
+            assert fg.launch_stream(k) == 0  # torch's current stream (the legacy default here)
+    assert fakegpu.FakeCuda.unbound_launches == unbound
+    assert len(plan._binder) == 1
+
+
+def test_a_capturing_stream_takes_the_request_path_and_pins_the_scratch(fg):
+    torch = fg.torch
+    h = 0x7A000
+    fg.set_torch_stream(h)  # torch.cuda.stream(s) around the calls, torch.cuda.graph(g, stream=s)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    x = _views(torch, 1)[0]
+    for _ in range(3):  # warmed on the capture stream, outside the capture
+        plan(x, seed=seed, position=pos, check=False, **CHAIN)
+    pool = _pool(fg)
+    buf = pool.buffers(fg.backend.stream(h))["sample"]
+    assert not pool._captures and not pool._numba_held
+    fg.set_capturing(h)  # a capture rocsample did not begin (torch.cuda.graph)
+    try:
+        l0 = fg.count("launch")
+        plan(x, seed=seed, position=pos, check=False, **CHAIN)
+        assert fg.count("launch") - l0 == 2  # the same bound launches, captured
+        rec = pool._captures[(0, h)]
+        assert rec.external and [a.ptr for a in rec.allocs] == [buf]  # pinned for good
+        assert 0 in pool._numba_held  # numba's frees held while the capture is open
+    finally:
+        fg.set_capturing(h, False)
+    plan(x, seed=seed, position=pos, check=False, **CHAIN)
+    assert not pool._numba_held  # let go by the first call that sees no capture
+    q0 = fg.count("query")
+    plan(x, seed=seed, position=pos, check=False, **CHAIN)
+    assert fg.count("query") - q0 == 1  # and the repeated call is one query again
+    fg.set_torch_stream(0)
+
+
+def test_moved_scratch_is_never_launched_from_a_bound_call(fg):
+    torch = fg.torch
+    h = 0x7B000
+    fg.set_torch_stream(h)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    x = _views(torch, 1)[0]
+    for _ in range(3):
+        plan(x, seed=seed, position=3, check=False, temperature=0.0)
+    pool = _pool(fg)
+    st = fg.backend.stream(h)
+    assert pool.trim(st) > 0
+    plan.prewarm(st)  # a new buffer (a freed address may come back: the allocation is compared)
+    l0 = fg.count("launch")
+    plan(x, seed=seed, position=3, check=False, temperature=0.0)
+    # the key's bound call addressed the old buffer: dropped, the call checked and launched
+    # unbound; the next call binds again, at the new buffer
+    assert fg.count("launch") == l0
+    plan(x, seed=seed, position=3, check=False, temperature=0.0)
+    plan(x, seed=seed, position=3, check=False, temperature=0.0)
+    assert fg.count("launch") == l0 + 2
+    fg.set_torch_stream(0)
+
+
+def test_one_off_calls_make_new_outputs_through_the_bound_launches(fg):
+    torch = fg.torch
+    xs = _views(torch, 4)
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    outs = []
+    for x in xs:
+        outs.append(rocsample.sample(x, seed=seed, position=seed, check=False, **CHAIN))
+    l0 = fg.count("launch")
+    tok, status = rocsample.argmax(xs[0], check=False)
+    tok2, _ = rocsample.argmax(xs[1], check=False)
+    tok3, _ = rocsample.argmax(xs[2], check=False)
+    assert fg.count("launch") - l0 == 2  # (the third call: bound on the second)
+    ptrs = {t.data_ptr() for t in (tok, tok2, tok3)} | {o[0].data_ptr() for o in outs}
+    assert len(ptrs) == 3 + len(outs)  # every call its own outputs
+    assert fg.launch_params(l0 + 1, 5)[4] == xs[2].data_ptr()
+
+
+def test_set_rows_repeated_unchecked_call_is_one_query_and_one_launch(fg):
+    torch = fg.torch
+    kv = torch.zeros(8, 64, 128, dtype=torch.float16)
+    new = torch.zeros(8, 1, 128, dtype=torch.float32)
+    idx = torch.zeros(1, dtype=torch.int64)
+    for layer in range(2):
+        sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
+    for layer in range(2, 8):
+        l0, q0 = fg.count("launch"), fg.count("query")
+        sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
+        assert fg.count("launch") - l0 == 1 and fg.count("query") - q0 == 1
+    assert len(sr._binder) == 1
+
+
+def test_threads_on_their_own_streams_share_one_plan(fg):
+    torch = fg.torch
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    errors = []
+
+    def work(h):
+        try:
+            fg.set_torch_stream(h)
+            xs = _views(torch, 3)
+            for i in range(60):
+                tok, _ = plan(xs[i % 3], seed=seed, position=i, check=False, temperature=0.0)
+                assert type(tok).__module__ == "torch"
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(0x7C000 + 0x100 * i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert 1 <= len(plan._binder) <= plan._binder.entries
