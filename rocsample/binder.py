@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["Binder", "BoundCall", "bind_call", "stream_lock", "spans_apart"]
+__all__ = ["Binder", "BoundCall", "bind_call", "gaps", "stream_lock"]
 
 # One lock per (device, stream), striped (bounded, never cleared; re-entrant: ring_write holds it
 # around its set_rows): a launcher holds its stream's lock from its first launch to its last, so
@@ -57,20 +57,23 @@ class BoundCall:
     slot, which is then never addressed by the bound launches). ``extents``: per slot, the
     (lowest, one past the highest) byte of its array relative to its address (fixed by the
     layout the key names; None for an absent slot), for launchers whose contract refuses
-    overlapping arguments (:func:`spans_apart`).
+    overlapping arguments (:func:`gaps`).
 
     The launcher completes a bound call with :meth:`guard` before it serves repeated calls.
     """
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
-                 "_probe", "_pool", "_leases", "_live")
+                 "_probe", "_pool", "_leases", "_live", "_native")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = ptrs  # the slot addresses the cells hold now
-        # the slots some launch addresses (the others' addresses are never written anywhere)
+        # (slot, ((cell, offset), ...)) of the slots some launch addresses
         self._live = tuple((i, tuple(s)) for i, s in enumerate(sites) if s)
+        # every launch a driver call made here (GpuBackend.bind's ``native``), or None
+        nat = [getattr(b, "native", None) for b in keep]
+        self._native = tuple(n[:3] for n in nat) if nat and None not in nat else None
         self.keep = keep  # the plan's own arrays the launches address (alive with this call)
         self.scratch = scratch  # what the launcher checks before reuse (its scratch buffers)
         self.extra = extra  # launcher data (a sampler's outputs, for instance)
@@ -103,24 +106,28 @@ class BoundCall:
                 for cell, off in sites:
                     cell.value = p + off
         self.ptrs = ptrs
-        for launch in self.launches:
-            launch()
+        native = self._native
+        if native is None:
+            for launch in self.launches:
+                launch()
+            return
+        for fn, args, sym in native:
+            err = fn(*args)
+            if err:
+                raise RuntimeError(f"{sym} failed: error {err}")
 
 
-def spans_apart(call: BoundCall, ptrs, first: int, others) -> bool:
-    """Whether slot ``first``'s bytes (at ``ptrs[first]``) share none with those of each slot in
-    ``others``, by the layout extents bound with ``call``."""
+def gaps(call: BoundCall, first: int, others) -> tuple:
+    """Per slot in ``others``: ``(lo, hi)`` such that its bytes meet slot ``first``'s exactly when
+    ``lo < ptrs[first] - ptrs[slot] < hi`` (from the layout extents bound with ``call``;
+    ``(0, 0)``, never, for an empty array). For launchers whose contract refuses overlaps."""
     ext = call.extents
-    lo0, hi0 = ext[first]
-    p0 = ptrs[first]
-    lo0 += p0
-    hi0 += p0
+    a0, b0 = ext[first]
+    out = []
     for i in others:
-        lo, hi = ext[i]
-        p = ptrs[i]
-        if lo + p < hi0 and lo0 < hi + p and lo != hi:
-            return False
-    return True
+        a, b = ext[i]
+        out.append((0, 0) if a == b or a0 == b0 else (a - b0, b - a0))
+    return tuple(out)
 
 
 def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:

@@ -66,9 +66,12 @@ __all__ = ["sample", "argmax", "Sampler"]
 
 #: Host-parameter device copies a Sampler keeps (see Sampler._host_param).
 _PARAM_CACHE = 32
+_U64 = 2**64
 _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
 _HOST = ("host",)  # the key of a host seed/position/logits: its device copy is re-pointed
+_ADOPT = _io.ADOPTERS.get  # (hot path: interop.adopt_key without its own call)
+_adopter = _io.adopter
 
 _backend = get_backend
 
@@ -117,10 +120,12 @@ class Sampler:
     in the logits' framework (torch tensors for torch logits, CuPy arrays for CuPy, numba device
     arrays otherwise) and overwritten by the next call unless ``out=`` is given for the tokens.
     Calls never synchronize unless ``check=True`` (the default of ``sample``).
-    A repeated call costs one key lookup and the launches: calls with arrays of the same layout
-    (shape, strides, dtype, device), the same host parameter values and the same stream reuse
-    launches bound on the second such call, re-pointed at the new arrays (fresh tensors every
-    step are as cheap as the same objects).
+    A repeated call costs a key lookup, one capture-status query of its stream and the
+    launches: calls with arrays of the same layout (shape, strides, dtype, device), the same
+    host parameter values and the same stream reuse launches bound on the second such call,
+    re-pointed at the new arrays (fresh tensors every step are as cheap as the same objects);
+    nothing the key names is checked again. Under a capture the same launches go through the
+    scratch pool's capture bookkeeping (docs/DESIGN.md, "The repeated call").
 
     Examples
     --------
@@ -212,6 +217,7 @@ class Sampler:
             self.backend.check_can_allocate(st, f"{name}: copying a new host value")
             if len(self._param_cache) >= _PARAM_CACHE:
                 self._param_cache.clear()
+                self._u64_scalars.clear()
             arr = self._param_cache[key] = self.backend.as_array(host, name, st)
         return arr
 
@@ -266,7 +272,7 @@ class Sampler:
         calls), or None. ``kx``: the logits' device_key when the caller read it already."""
         be = self.backend
         if kx is False:
-            logits, kx = _io.adopt_key(be, logits)
+            logits, kx = (_ADOPT(type(logits)) or _adopter(type(logits)))(be, logits)
         # ---- the key: what the launches depend on besides device addresses ----------------
         # slots: logits, temperature, top_k, top_p, min_p, seed, position, tokens, logprobs, status
         keyable = True
@@ -314,12 +320,12 @@ class Sampler:
             km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
         # seeds and positions: device arrays by layout; host values go through a device copy
         # (a slot too, whatever the value: a position that changes every call keeps its launches)
-        seed, d = _io.adopt_key(be, seed)
+        seed, d = (_ADOPT(type(seed)) or _adopter(type(seed)))(be, seed)
         if d is None:
             ks = _HOST
         else:
             ks, ptrs[5] = d
-        position, d = _io.adopt_key(be, position)
+        position, d = (_ADOPT(type(position)) or _adopter(type(position)))(be, position)
         if d is None:
             kq = _HOST
         else:
@@ -384,16 +390,15 @@ class Sampler:
         looked up by the value itself for a Python int (no per-call row array)."""
         scalar = type(value) is int
         if scalar:
-            got = self._u64_scalars.get((name, st.handle, value))
+            k = (name, st.handle, value % _U64)  # one entry per _param_cache entry
+            got = self._u64_scalars.get(k)
             if got is not None:
                 return got
         be = self.backend
         a = self._host_param(name, u64_rows(be, name, value, self.n_rows, st)[0], st)
         got = (a, be.array_span(a)[0])
         if scalar:
-            if len(self._u64_scalars) >= _PARAM_CACHE:
-                self._u64_scalars.clear()  # (after _host_param's allocation check passed)
-            self._u64_scalars[(name, st.handle, value)] = got
+            self._u64_scalars[k] = got  # (emptied with _param_cache)
         return got
 
     @staticmethod
@@ -511,7 +516,12 @@ class Sampler:
         # outputs) however this plan's caches change later
         _graphs.hold(st, L)
         if key is not None:
-            slots = [x, temp_d, k_d, p_d, mp_d, seed_a, pos_a, tokens, logprobs, status]
+            # the plan's own outputs are no slots: the same buffers every call (kept alive and
+            # never re-pointed); a one-off call's new outputs and a given ``out`` are
+            slots = [x, temp_d, k_d, p_d, mp_d, seed_a, pos_a,
+                     tokens if fresh or tok_dev is not None else None,
+                     logprobs if fresh and return_logprobs else None,
+                     status if fresh else None]
             call = self._binder.offer(key, be, st, L, slots, scratch=buf)
             if call is not None and call.lock is None:
                 pool = _pool(be)

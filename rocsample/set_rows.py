@@ -25,7 +25,7 @@ from . import _validate
 from . import graphs as _graphs
 from .backends import get_backend as _get_backend
 from .backends import interop as _interop
-from .binder import Binder, spans_apart
+from .binder import Binder, gaps
 from .binder import stream_lock as _stream_lock
 from .kernels import set_rows as _kern
 from .kernels.quant import FLOAT_CODES, QTYPE_CODES
@@ -222,7 +222,9 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     no-op and sets the stream's error record (:func:`check_errors`). Duplicate destination rows:
     the highest source row wins. A repeated ``check_bounds=False`` call with device arrays of
     the same layouts (shape, strides, dtype, device) on the same stream reuses launches bound on
-    its second call, re-pointed at this call's arrays (fresh tensors every step included).
+    its second call, re-pointed at this call's arrays (fresh tensors every step included): the
+    layout checks are not made again, the overlap of src or idx with dst is (by address), and
+    the stream's capture status is asked once.
     """
     be = _get_backend()
     key = None
@@ -231,19 +233,24 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
         # tensors or not) reuses its launches, bound once, re-pointed at these arrays: what the
         # key names (layouts, read-only flags, devices, the stream, dst_type) is not checked
         # again; whether dst's bytes meet src's or idx's (addresses, not layouts) is
-        adopt_key = _interop.adopt_key
-        a_dst, kd = adopt_key(be, dst)
-        a_src, ks = adopt_key(be, src)
-        a_idx, ki = adopt_key(be, idx)
+        get, learn = _ADOPT, _interop.adopter  # (interop.adopt_key without its own call)
+        a_dst, kd = (get(type(dst)) or learn(type(dst)))(be, dst)
+        a_src, ks = (get(type(src)) or learn(type(src)))(be, src)
+        a_idx, ki = (get(type(idx)) or learn(type(idx)))(be, idx)
         if kd is not None and ks is not None and ki is not None:
             st = (_interop.keyed_stream(be, (kd, ks, ki)) if stream is None
                   else _interop.call_stream(be, stream))
             key = (id(be), st.handle, st.device, kd[0], ks[0], ki[0], dst_type)
             hit = _binder.lookup(key)
-            if hit is not None:
-                ptrs = (kd[1], ks[1], ki[1])
-                with hit.lock or _stream_lock(be, st):
-                    if spans_apart(hit, ptrs, 0, (1, 2)):
+            g = None if hit is None else hit.extra  # (set once the binding thread has it)
+            if g is not None:
+                pd = kd[1]
+                ps = ks[1]
+                pi = ki[1]
+                (ls, hs), (li, hi) = g  # src or idx meets dst: lo < pd - p < hi
+                if not (ls < pd - ps < hs or li < pd - pi < hi):
+                    ptrs = (pd, ps, pi)
+                    with hit.lock or _stream_lock(be, st):
                         if hit.ready():  # the stream is not capturing, its scratch unmoved
                             hit.run(ptrs)
                             return dst
@@ -318,6 +325,8 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
         # slots are the caller's arrays, re-pointed on every later call and never kept
         slots = [d_dst, be.as_array(src, "src", st), be.as_array(idx, "idx", st)]
         call = _binder.offer(key, be, st, launches, slots, scratch=bufs)
+        if call is not None and call.extra is None:
+            call.extra = gaps(call, 0, (1, 2))
         if call is not None and call.lock is None:
             pool = _scratch_pool(be)
             leases = tuple(pool.lease(st, purpose, buf) for purpose, _, buf in bufs)
@@ -330,6 +339,7 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
 #: CI runs that path there too
 _FAST_ON_SIM = True
 _binder = Binder(entries=16)
+_ADOPT = _interop.ADOPTERS.get
 
 
 def _layout(arr):

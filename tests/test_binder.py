@@ -16,7 +16,7 @@ import pytest
 
 import rocsample as rs
 from rocsample.backends.base import Cell
-from rocsample.binder import Binder, bind_call
+from rocsample.binder import Binder, bind_call, gaps
 from rocsample.reference import sampling as R
 
 
@@ -78,6 +78,24 @@ def test_overlapping_slots_are_never_bound():
     a = _Arr(100, 16)
     assert bind_call(be, None, [("k", 1, 32, (a,))], [a, a]) is None
     assert bind_call(be, None, [("k", 1, 32, (a,))], [a, _Arr(108, 16)]) is None
+
+
+def test_gaps_tell_when_slots_meet_from_the_bound_extents():
+    be = _FakeBackend()
+    dst, src, idx = _Arr(1000, 64), _Arr(2000, 16), _Arr(3000, 8)
+    call = bind_call(be, None, [("k", 1, 32, (dst, src, idx))], [dst, src, idx])
+    (ls, hs), (li, hi) = gaps(call, 0, (1, 2))
+
+    def meets(pd, p, lo, hi_):
+        return lo < pd - p < hi_
+
+    # src (16 bytes) against dst (64 bytes) at new addresses: a byte in common or not
+    assert not meets(5000, 5064, ls, hs) and not meets(5000, 4984, ls, hs)  # adjacent
+    assert meets(5000, 5063, ls, hs) and meets(5000, 4985, ls, hs) and meets(5000, 5000, ls, hs)
+    assert not meets(5000, 5064, li, hi) and meets(5000, 4993, li, hi)
+    empty = _Arr(4000, 0)
+    call = bind_call(be, None, [("k", 1, 32, (dst, empty))], [dst, empty])
+    assert gaps(call, 0, (1,)) == ((0, 0),)  # an empty array meets nothing
 
 
 def test_a_key_is_bound_on_its_second_call_and_the_table_is_bounded():

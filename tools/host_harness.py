@@ -12,6 +12,11 @@ compare figures of one run.
     python tools/host_harness.py -k sampler      # cases whose name contains "sampler"
     python tools/host_harness.py --profile NAME  # cProfile of one case (top 25 by tottime)
     python tools/host_harness.py --json out.json
+
+Besides the time (this thread's CPU time, the median of 15 batches), each case reports the
+Python bytecodes, Python calls and C calls (builtins, methods of C types, ctypes functions) one
+call executes, counted by tracing: the same on a loaded machine as on an idle one (fake torch's
+own work included: it is Python here, C in torch).
 """
 
 from __future__ import annotations
@@ -108,6 +113,45 @@ def time_case(fn, n: int = 2000, batches: int = 15, clock=time.thread_time_ns) -
     return statistics.median(res)
 
 
+def count_work(fn, calls: int = 20) -> tuple[float, float, float]:
+    """(Python bytecodes, Python function calls, C function calls) per call of ``fn``: a
+    measure of the host work that a loaded machine does not blur (sys.settrace with opcode
+    events, sys.setprofile for the calls)."""
+    import sys as _sys
+
+    n_op = n_py = n_c = 0
+
+    def tracer(frame, event, arg):
+        nonlocal n_op
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            n_op += 1
+        return tracer
+
+    def profiler(frame, event, arg):
+        nonlocal n_py, n_c
+        if event == "call":
+            n_py += 1
+        elif event == "c_call":
+            n_c += 1
+
+    for _ in range(5):
+        fn()
+    _sys.settrace(tracer)
+    try:
+        for _ in range(calls):
+            fn()
+    finally:
+        _sys.settrace(None)
+    _sys.setprofile(profiler)
+    try:
+        for _ in range(calls):
+            fn()
+    finally:
+        _sys.setprofile(None)
+    return n_op / calls, n_py / calls, n_c / calls
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default="", help="only cases whose name contains this")
@@ -147,8 +191,11 @@ def main(argv=None) -> int:
         launches = (fg.count("launch") - l0) / 10
         queries = (fg.count("query") - q0) / 10
         us = time_case(fn, args.n)
-        res[name] = dict(us=round(us, 2), launches=launches, capture_queries=queries)
-        print(f"{us:7.2f} us  {name:38s} launches/call={launches:g} capture-queries/call={queries:g}")
+        ops, py, c = count_work(fn)
+        res[name] = dict(us=round(us, 2), launches=launches, capture_queries=queries,
+                         bytecodes=ops, py_calls=py, c_calls=c)
+        print(f"{us:7.2f} us  {name:34s} {ops:5.0f} bytecodes {py:4.0f} py-calls {c:4.0f} c-calls"
+              f"  launches={launches:g} queries={queries:g}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(res, indent=1))
     return 0

@@ -179,10 +179,14 @@ class GpuBackend(NumbaBackend):
             cargs = (ctypes.c_void_p(int(func)), *(ui(v) for v in grid), *(ui(v) for v in block),
                      ui(0), ctypes.c_void_p(int(handle) or None), ctypes.c_void_p(addr), None)
 
+            sym = self.vendor.native[1]
+
             def run(_keep=keep):
                 err = lk(*cargs)
                 if err != 0:
-                    raise RuntimeError(f"{self.vendor.native[1]} failed: error {err}")
+                    raise RuntimeError(f"{sym} failed: error {err}")
+
+            return DriverBound(run, cells, arrays, (lk, cargs, sym, keep))
         else:
             launch = self.runtime.drv.cuLaunchKernel
 
@@ -204,12 +208,15 @@ class DriverBound:
     memory, and a launch re-pointed on every call needs only its address.
     """
 
-    __slots__ = ("run", "cells", "_arrays")
+    __slots__ = ("run", "cells", "_arrays", "native")
 
-    def __init__(self, run, cells, arrays) -> None:
+    def __init__(self, run, cells, arrays, native=None) -> None:
         self.run = run
         self.cells = cells
         self._arrays = arrays
+        # (ctypes function, its argument objects, the symbol's name, what they point into):
+        # what run() calls, for a caller that makes the call itself (BoundCall.run)
+        self.native = native
 
     def __call__(self) -> None:
         self.run()

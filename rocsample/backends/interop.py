@@ -44,23 +44,53 @@ def device_key(be, v):
     return None if r is None else r(be, v)
 
 
+#: type -> adopter(be, value) -> (adopt(value), device_key(be, adopt(value))): what hot paths
+#: call, ``(ADOPTERS.get(type(v)) or adopter(type(v)))(be, v)`` (one dict read and one call)
+ADOPTERS: dict = {}
+
+
 def adopt_key(be, v):
-    """``(adopt(v), device_key(be, adopt(v)))`` with one look-up of ``v``'s type (hot paths)."""
-    r = _readers.get(type(v), _UNKNOWN)
+    """``(adopt(v), device_key(be, adopt(v)))`` with one look-up of ``v``'s type."""
+    return (ADOPTERS.get(type(v)) or adopter(type(v)))(be, v)
+
+
+def adopter(tp):
+    """The :data:`ADOPTERS` entry of type ``tp`` (learnt on first use)."""
+    f = ADOPTERS.get(tp)
+    if f is not None:
+        return f
+    r = _readers.get(tp, _UNKNOWN)
     if r is _UNKNOWN:
-        r = _learn(type(v))
+        r = _learn(tp)
     if r is None:
-        return v, None
-    if r is _dlpack_key:
-        held = from_dlpack(v)
-        k = device_key(be, held)
-        # the producer's type too: the holder is one type for every producer, and the checks
-        # a bound call skips read the producer (set_rows' .dtype / .shape)
-        return held, (None if k is None else ((*k[0], type(v)), k[1]))
-    k = r(be, v)
-    if k is None and r is _torch_key:
-        return torch_host(v), None  # a torch CPU tensor: a NumPy view, as adopt() makes
-    return v, k
+        def f(be, v):
+            return v, None
+    elif r is _torch_key:
+        f = _torch_adopt
+    elif r is _dlpack_key:
+        f = _dlpack_adopt
+    else:
+        def f(be, v, _r=r):
+            return v, _r(be, v)
+    ADOPTERS[tp] = f
+    return f
+
+
+def _torch_adopt(be, t):
+    """_torch_key's answer with the tensor (the hot one: no second call)."""
+    d = t.get_device()
+    if d < 0:
+        return torch_host(t), None  # a torch CPU tensor: a NumPy view, as adopt() makes
+    p = t.data_ptr()
+    return t, ((TORCH, t.shape, t.stride(), t.dtype, d, p & 15), p)
+
+
+def _dlpack_adopt(be, v):
+    held = from_dlpack(v)
+    k = device_key(be, held)
+    # the producer's type too: the holder is one type for every producer, and the checks a
+    # bound call skips read the producer (set_rows' .dtype / .shape)
+    return held, (None if k is None else ((*k[0], type(v)), k[1]))
 
 
 def adopt(v):

@@ -1,0 +1,105 @@
+"""Where the host time of a repeated call goes on the GPU machine (issue #17 host path).
+
+Times, on the real cuda backend with real torch tensors, the parts a warmed repeated call is made
+of (docs/DESIGN.md, "The repeated call"), so the figures of bench/test_host_overhead.py can be
+split into rocsample's Python, the driver and torch:
+
+* one bound launch of a Sampler's bound call (the ctypes cuLaunchKernel, no Python around it but
+  the call), and the capture probe (ctypes cuStreamIsCapturing);
+* the torch reads of one tensor (get_device, data_ptr, shape, stride, dtype), torch's current
+  stream, torch.empty on the GPU and a slice (what a one-off call's outputs cost);
+* a whole Sampler call, for reference.
+
+Prints one line per part and writes $OUT/host-calib.json. About 10 s with a warm numba cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+_sync = None  # torch.cuda.synchronize, once torch is imported
+
+
+def per_call(fn, n=2000, batch=100):
+    """Host us per call: the median of batches of ``batch`` calls, the device drained between
+    batches (outside the timing: a full launch queue would make a launch wait for the GPU)."""
+    for _ in range(50):
+        fn()
+    times = []
+    for _ in range(max(1, n // batch)):
+        _sync()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - t0) / batch * 1e6)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main() -> int:
+    global _sync
+    import torch
+
+    import rocsample
+
+    _sync = torch.cuda.synchronize
+    rocsample.use_backend("cuda")
+    out = {}
+    x = torch.randn(64, 151936, device="cuda")  # (the bench's shape: its bound launches)
+    seed = torch.zeros(64, dtype=torch.int64, device="cuda")
+    pos = torch.zeros(64, dtype=torch.int64, device="cuda")
+    plan = rocsample.Sampler(64, 151936, "float32")
+    kw = dict(seed=seed, position=pos, check=False, temperature=0.8, top_k=50, top_p=0.9,
+              min_p=0.05)
+    for _ in range(3):
+        plan(x, **kw)
+    torch.cuda.synchronize()
+    (hit,) = plan._binder._table.values()
+    native = hit._native
+    out["native launches bound"] = native is not None
+    if native is not None:
+        fn, args, _ = native[0]
+        out["one bound launch (ctypes cuLaunchKernel)"] = per_call(lambda: fn(*args), 2000)
+        torch.cuda.synchronize()
+        fn, args, _ = native[1]
+        out["the other bound launch"] = per_call(lambda: fn(*args), 2000)
+        torch.cuda.synchronize()
+    out["capture probe (ctypes cuStreamIsCapturing)"] = per_call(hit._probe)
+    out["BoundCall.ready (probe + pool check)"] = per_call(hit.ready)
+    out["BoundCall.run (both launches)"] = per_call(lambda: hit.run(hit.ptrs), 2000)
+    torch.cuda.synchronize()
+    v = x[:, :]
+    out["torch reads of one tensor"] = per_call(
+        lambda: (v.get_device(), v.data_ptr(), v.shape, v.stride(), v.dtype))
+    raw = torch._C._cuda_getCurrentRawStream
+    out["torch current raw stream"] = per_call(lambda: raw(0))
+    i32 = torch.int32
+    dev = torch.device("cuda", 0)
+    out["torch.empty(128, int32, cuda)"] = per_call(lambda: torch.empty(128, dtype=i32, device=dev))
+    b = torch.empty(128, dtype=i32, device=dev)
+    out["torch slice b[:64]"] = per_call(lambda: b[:64])
+    out["Sampler.__call__ chain (same tensors)"] = per_call(lambda: plan(x, **kw), 2000)
+    torch.cuda.synchronize()
+    out["rocsample.argmax one-off (same tensor)"] = per_call(
+        lambda: rocsample.argmax(x, check=False), 2000)
+    torch.cuda.synchronize()
+    out["torch.argmax"] = per_call(lambda: torch.argmax(x, dim=-1), 2000)
+    torch.cuda.synchronize()
+    z = np.zeros(1)
+    out["python loop of 100 float adds (CPU speed)"] = per_call(
+        lambda: [z.size + 1.0 for _ in range(100)], 2000)
+    for k, val in out.items():
+        print(f"{val:8.2f} us  {k}" if isinstance(val, float) else f"{val!s:>8}     {k}")
+    path = os.path.join(os.environ.get("OUT", "/tmp"), "host-calib.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
