@@ -198,7 +198,7 @@ class EmulatedRuntime(Runtime):
         me = threading.get_ident()
         hit = False
         with self._lock:
-            for (dev, _), cap in self._captures.items():
+            for (_dev, _), cap in self._captures.items():
                 if cap.invalidated:
                     continue
                 # CUDA's rule is process-wide, whatever the device: any global capture, or one
