@@ -4,6 +4,10 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 BACKENDS ?= cpu sim
 PYTEST_ARGS ?=
+# sim runs on pytest-xdist workers (the simulator is pure Python and CPU bound): one per core,
+# at most 4 (CI has 2); SIM_JOBS=0 runs it in one process
+SIM_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+SIM_XDIST := $(if $(filter-out 0 1,$(SIM_JOBS)),-n $(SIM_JOBS),)
 
 .PHONY: demo test bench bench-compare lint mutate docs check-hip check-cuda check-amd-offline clean sass
 
@@ -29,13 +33,13 @@ test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS) $(SIGS64)
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; \
-	  if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); fi; \
-	  $(VPY) -m pytest -q --backend $$b $(PYTEST_ARGS) || exit $$?; \
+	  x=; if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); x="$(SIM_XDIST)"; fi; \
+	  $(VPY) -m pytest -q --backend $$b $$x $(PYTEST_ARGS) || exit $$?; \
 	done
 	@if echo " $(BACKENDS) " | grep -q " sim "; then \
 	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; \
 	  ROCSAMPLE_SIM_WARP=64 ROCSAMPLE_RECORD_KERNELS=$(SIGS64) \
-	    $(VPY) -m pytest -q --backend sim $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
+	    $(VPY) -m pytest -q --backend sim $(SIM_XDIST) $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
 	  echo "== kernels compiled to PTX (sm_90)"; \
 	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2 || exit $$?; \
 	  if [ "$(AMD_GATE)" != 0 ]; then \

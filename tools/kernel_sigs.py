@@ -12,7 +12,8 @@ sim, bound and replayed ones included) and writes ``path`` at interpreter exit: 
 ``build(cuda)`` returns, each arg is ``{"array": [dtype, ndim, layout]}`` or ``{"scalar": dtype}``,
 and ``blocks`` the threads per block of the launches seen with that signature
 (``tools/amd/compile_check.py`` checks registers against them).
-``tests/conftest.py`` installs it when ``ROCSAMPLE_RECORD_KERNELS`` names a file.
+``tests/conftest.py`` installs it when ``ROCSAMPLE_RECORD_KERNELS`` names a file; several
+processes (xdist workers) recording into one file merge their records into it.
 """
 
 from __future__ import annotations
@@ -91,8 +92,24 @@ def install(backend, path: str) -> None:
     backend.launch = recording_launch
 
     def write() -> None:
-        with open(path, "w") as f:
-            json.dump(sorted(seen.values(), key=lambda r: (r["build"], r["kernel"], str(r["args"]))),
-                      f, indent=0)
+        # pytest-xdist workers (make test runs sim with -n) each record their own launches and
+        # merge them into the one file under an exclusive lock: the union of every worker's
+        # signatures, each with the union of the block sizes seen.
+        import fcntl
+        import os
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        with os.fdopen(fd, "r+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            text = f.read()
+            merged = {json.dumps({k: r[k] for k in ("build", "kernel", "args")}, sort_keys=True): r
+                      for r in (json.loads(text) if text.strip() else [])}
+            for key, rec in seen.items():
+                have = merged.setdefault(key, {**rec, "blocks": []})
+                have["blocks"] = sorted(set(have["blocks"]) | set(rec.get("blocks", [])))
+            f.seek(0)
+            f.truncate()
+            json.dump(sorted(merged.values(),
+                             key=lambda r: (r["build"], r["kernel"], str(r["args"]))), f, indent=0)
 
     atexit.register(write)
