@@ -12,7 +12,8 @@
 #
 # Each step runs under `timeout -s INT` (pytest stops cleanly and pytest-benchmark still writes the
 # benchmarks finished so far). Budget: see BENCHMARKS.md ("GPU budget"); SCALE=0.5 halves every
-# step's limit; BENCH_BACKEND=cpu dry-runs the flow without a GPU. Files back (<= 8): bench.log, report.md, s1-quick.json, s2-fi074.json, s3-rest.json,
+# step's limit; BENCH_BACKEND=cpu dry-runs the flow without a GPU; STEPS="s4 s5" runs only those
+# steps (QUICK=1 is STEPS="s1 s2 s3"), so the whole set fits two device calls of <= 600 s. Files back (<= 8): bench.log, report.md, s1-quick.json, s2-fi074.json, s3-rest.json,
 # s4-shapes.json, s5-fi074-shapes.json.
 source tools/gpu/env.sh
 SCALE=${SCALE:-1}
@@ -32,14 +33,14 @@ step() {  # step NAME LIMIT_S FLASHINFER pytest-args...
 }
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true; } | tee -a "$LOG"
 T0=$SECONDS
-step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
-step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
+STEPS=${STEPS:-$([ "${QUICK:-0}" = 1 ] && echo "s1 s2 s3" || echo "s1 s2 s3 s4 s5")}
+on() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+on s1 && step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
+on s2 && step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
   -k "flashinfer or decode"
-step s3-rest 130 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
-if [ "${QUICK:-0}" != 1 ]; then
-  step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
-  step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
-fi
+on s3 && step s3-rest 130 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
+on s4 && step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
+on s5 && step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
 echo "== total $((SECONDS - T0))s" | tee -a "$LOG"
 use_flashinfer fi0214
 python3 -m bench.report "$OUT"/s*.json > "$OUT/report.md" 2>> "$LOG"

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Second call after tools/gpu/final.sh: the sampling / capture / scratch / regression tests on cuda
-# (slow ones included), compute-sanitizer over the fast-path tests, the host-overhead and
-# warm-start benchmarks.
+# On the lent H200, the call after tools/gpu/final_a.sh (<= 600 s): the benchmarks, alone on the
+# GPU. Carry .whl and .peers.
+#   1. tools/gpu/bench.sh with STEPS (default "s1 s2 s3": sampling at the quick shapes with
+#      PyTorch and both FlashInfers, the decode loop, set_rows with ggml and torch, host overhead,
+#      warm start; <= 380 s); STEPS="s4 s5" is the next call (the other ten sampling shapes,
+#      <= 260 s)
+#   2. tools/gpu/host_calib.py: the parts of a repeated call on the real driver and torch (<= 60 s;
+#      only with s3)
+# Everything lands in $OUT (bench.sh's files, host-calib.txt).
 source tools/gpu/env.sh
-timeout 130 python3 -m pytest tests/kernels/test_sampling_fast.py tests/kernels/test_sampling.py \
-  tests/kernels/test_sampler_capture.py tests/regress tests/scratch --backend cuda --run-slow -q \
-  -p no:cacheprovider 2>&1 | grep -E "passed|failed|^FAILED|^E  " | head -20
-FILES="tests/kernels/test_sampling_fast.py tests/regress/test_fast_finalize_fold_past_256_splits.py" \
-  TOOLS="memcheck racecheck synccheck" LIMIT=60 bash tools/gpu/sanitize.sh 2>&1 | grep -v -i warn
-timeout 130 python3 -m pytest bench/test_host_overhead.py bench/test_warm_start.py --backend cuda -q \
-  -p no:cacheprovider --benchmark-json="$OUT/overhead.json" --benchmark-columns=median 2>&1 \
-  | grep -E "passed|failed|^FAILED" | head
+STEPS=${STEPS:-s1 s2 s3} bash tools/gpu/bench.sh
+case " ${STEPS:-s1 s2 s3} " in
+  *" s3 "*) timeout 60 python3 tools/gpu/host_calib.py 2>&1 | grep -v NumbaPerformanceWarning \
+              > "$OUT/host-calib.txt"; echo "CALIB rc=${PIPESTATUS[0]}"; tail -12 "$OUT/host-calib.txt" ;;
+esac
