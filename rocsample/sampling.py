@@ -2,8 +2,8 @@
 
 Two launch plans, chosen per call from the parameters (both give the same tokens):
 
-* **fast** (``rocsample.kernels.sampling_fast``): two kernels, phase 1 and phase 2, when every
-  parameter is a host value and every row is greedy, temperature-only, or has
+* **fast** (``rocsample.kernels.sampling_fast``): phase 1 and (with top-k rows) phase 2, when
+  every parameter is a host value and every row is greedy, temperature-only, or has
   ``0 < top_k <= 256`` (with any top_p, min_p and order). Top-k rows keep per-tile maxima in
   phase 1; phase 2 takes a threshold from a histogram of those maxima that at least k tokens
   pass, gathers the tokens above it (a few percent of the row), ranks them and applies the
@@ -16,8 +16,8 @@ Reads of the logits per call (``n_rows * n_vocab`` elements each), by what the r
 ==========================================  =====================================================
 mode                                        reads of the logits
 ==========================================  =====================================================
-greedy (temperature 0), ``argmax``          1 (fast: phase 1 + phase 2)
-temperature only                            1 (fast)
+greedy (temperature 0), ``argmax``          1 (fast: one launch)
+temperature only                            1 (fast: one launch)
 top_k <= 256 (+ top_p, min_p, either order) 1 + the gathered tiles, about ``k / tiles`` of the row
                                             (fast); 5 more single-block passes over a row whose
                                             candidates or qualifying tiles overflow (sorted or
@@ -200,6 +200,9 @@ class Sampler:
                              be.empty((n,), np.float32, self.stream),
                              be.empty((n,), np.int32, self.stream))
             self._out_ptrs = tuple(be.array_span(a)[0] for a in self._outputs)
+            # the fast path's per-row count of finished splits (its last block finalizes the
+            # row and brings the count back to 0): the plan's own, so nothing else writes it
+            self._row_done = be.as_array(np.zeros(n, np.int32), "row_done", self.stream)
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host, st):
@@ -508,7 +511,7 @@ class Sampler:
             tokens = tok_dev
         ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
                                seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
-                               bool(advance_position))
+                               bool(advance_position), self._row_done)
         L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)

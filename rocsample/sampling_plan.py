@@ -26,8 +26,8 @@ PURPOSE = "sample"
 
 
 def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
-    """Enough (split x row) blocks to fill the device, none streaming too little."""
-    want = max(1, -(-_BLOCKS_PER_CU * cus // max(n_rows, 1)))
+    """(split x row) blocks that fill the device in one wave, none streaming too little."""
+    want = max(1, _BLOCKS_PER_CU * cus // max(n_rows, 1))
     most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
     return int(max(1, min(want, most, _MAX_SPLITS)))
 

@@ -16,10 +16,10 @@ Interface, two functions (the Sampler calls nothing else of this module):
     array a kernel takes must come from ``ops`` (or be a view of one): the binder re-points the
     caller's arrays by their addresses, whatever the argument lists here are.
 
-Two paths today (both give the same tokens): **fast** (``kernels.sampling_fast``, two kernels)
-when every parameter is a host value and every row is greedy, temperature-only, or has
-``0 < top_k <= KCAP`` (any top_p, min_p, order); **general** (``kernels.sampling``, radix
-selects over the whole row) for everything else.
+Two paths today (both give the same tokens): **fast** (``kernels.sampling_fast``: phase 1, one
+launch, plus the tile finalize when some row has top-k) when every parameter is a host value and
+every row is greedy, temperature-only, or has ``0 < top_k <= KCAP`` (any top_p, min_p, order);
+**general** (``kernels.sampling``, radix selects over the whole row) for everything else.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class Operands:
     w: dict  # scratch views by name (SamplingPlan.layout)
     want_lp: bool
     advance_position: bool
+    counts: Any  # int32 (n_rows,): the plan's per-row counts of finished phase-1 splits
 
 
 @dataclass(frozen=True)
@@ -140,13 +141,16 @@ def launches(plan, kn, r: Route, o: Operands) -> list:
     kern = getattr(kn, _KERNEL_VARIANT[plan.dtype])
     L: list = []
     if r.fast:
+        # without top-k rows, phase 1's last block per row finishes it (one launch)
         L.append((kern.fast.partials(r.draw, want_lp), (S, n), B,
                   (o.x, nv, plan.chunk, o.temperature, o.top_k, o.seed, o.position, plan.tpt,
-                   w["pf"], w["pi"], w["tm"])))
-        L.append((kern.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
-                  (o.x, nv, S, plan.chunk, plan.tpt, plan.cap, o.temperature, o.top_k, o.top_p,
-                   o.min_p, vllm, o.seed, o.position, want_lp, 1 if r.any_topk else 0, w["pf"],
-                   w["pi"], w["tm"], o.tokens, o.logprobs, o.status)))
+                   w["pf"], w["pi"], w["tm"], 0 if r.any_topk else 1, o.counts, o.tokens,
+                   o.logprobs, o.status)))
+        if r.any_topk:
+            L.append((kern.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
+                      (o.x, nv, S, plan.chunk, plan.tpt, plan.cap, o.temperature, o.top_k,
+                       o.top_p, o.min_p, vllm, o.seed, o.position, want_lp, w["pf"], w["pi"],
+                       w["tm"], o.tokens, o.logprobs, o.status)))
     else:
         _general(L, plan, kern, r, o, rows_grid, vllm, want_lp)
     if o.advance_position:

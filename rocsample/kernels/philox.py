@@ -97,7 +97,8 @@ def build(cuda):
     @cuda.jit(device=True, cache=JIT_CACHE)
     def uniform(x0):
         # 23 high bits -> odd multiples of 2**-24: exactly representable, strictly in (0, 1).
-        return (np.float32(np.uint64(x0) >> _S9) * _F2 + _F1) * _FSTEP
+        # (converted from 32 bits: the 64-bit integer-to-float conversion is the slower one)
+        return (np.float32(np.uint32(np.uint64(x0) >> _S9)) * _F2 + _F1) * _FSTEP
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel(u):

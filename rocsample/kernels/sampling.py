@@ -880,6 +880,7 @@ def build(cuda):
 
         fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
                                                       token_gumbel=token_gumbel,
+                                                      quad_gumbel=ph.quad_gumbel,
                                                       merge_max=merge_max,
                                                       bits_f32=bits_f32,
                                                       lse_add32=lse_add32,

@@ -1,6 +1,6 @@
-"""Device code for the two-kernel sampling path (greedy, temperature, small top-k chains).
+"""Device code for the fast sampling path (greedy, temperature, small top-k chains).
 
-``make(cuda, load, h)`` compiles, for one logits loader, the two kernels of the fast path;
+``make(cuda, load, h)`` compiles, for one logits loader, the kernels of the fast path;
 ``rocsample.sampling`` takes it whenever every row's parameters are host values and each row is
 greedy, temperature-only, or has ``0 < top_k <= KCAP`` (with any top_p, min_p and order). Other
 rows (top_p or min_p without a small top_k, device parameter arrays) use the general path in
@@ -12,7 +12,20 @@ with the NumPy reference).
    log-sum-exp (``LP`` variant), the best Gumbel score of temperature-only rows (``DRAW``
    variant), and for top-k rows the *tile maxima*: the split's threads fall into ``tpt`` tiles
    (thread t in tile ``t % tpt``) and each tile's largest finite logit is written to scratch.
-2. ``_sample_finalize_fast_kernel`` (one block per row). It first folds the split partials into
+   Rows that do not draw stream the slice strided (thread t: tokens t + u * block), eight loads
+   per thread per round, whole rounds without a bounds test and one predicated round.
+   Temperature-only rows stream it by quads: a thread takes four consecutive tokens 4c .. 4c + 3
+   and one Philox call (``quad_gumbel``: SPEC §2's words x0..x3 at counter c) draws for all four;
+   a split's partial first quad is folded first by thread 0, its partial last quad last by the
+   last thread, so every thread still folds its tokens in index order.
+   A launch without top-k rows (``fuse``) ends here: each block counts itself done in the row's
+   counter (``ctr``, after a fence that publishes its partial); the block that counts the row's
+   last split (mod the split count) folds every split partial (a tree over its threads, after a
+   fence), writes token, logprob and status, and takes the split count off the counter, which
+   is 0 again for the next launch. The counter belongs to the plan, so a plan's launches must
+   be stream-ordered (as its scratch and outputs already are).
+2. ``_sample_finalize_fast_kernel`` (one block per row; launches with top-k rows). It first folds
+   the split partials into
    (key, -index) composites: per thread, then 16 block slots per folder thread, then the 32
    folder results by thread 0 (always in the same order, so the float64 log-sum-exp is
    reproducible). Greedy and temperature rows are then done. A top-k row (``0 < k <= KCAP``)
@@ -44,9 +57,9 @@ with the NumPy reference).
    k in index order (ties to the lower index), then continues at (c): slower (one block reads
    the row five times) but exact.
 
-Reads of the logits: greedy and temperature 1; top-k chains 1 plus the gathered tiles (about
-``k * n / tiles`` tokens, from L2 at small batch). Every choice is an exact comparison or an
-integer sum, so tokens do not depend on split count, tile count or block size.
+Reads of the logits: greedy and temperature 1 (one launch); top-k chains 1 plus the gathered
+tiles (about ``k * n / tiles`` tokens, from L2 at small batch). Every choice is an exact
+comparison or an integer sum, so tokens do not depend on split count, tile count or block size.
 """
 
 from __future__ import annotations
@@ -102,6 +115,7 @@ _F64_HALF = np.float64(0.5)
 _F32_0 = np.float32(0.0)
 _F32_1 = np.float32(1.0)
 _F32_NINF = np.float32(-np.inf)
+_F32_INF = np.float32(np.inf)
 _F32_NAN = np.float32(np.nan)
 #: The running best Gumbel score before a thread's first candidate (``sampling._F32_NONE``).
 _F32_NONE = np.float32(np.nan)
@@ -162,7 +176,7 @@ def make(cuda, load, h):
         numba.cuda, its simulator, or numba.hip posing as cuda.
     load : device function ``load(x, row, i) -> float32``
     h : namespace
-        Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``,
+        Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``, ``quad_gumbel``,
         ``merge_max``, ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``,
         ``atomic_add`` (rocsample.kernels.atomics).
 
@@ -175,6 +189,7 @@ def make(cuda, load, h):
     is_finite = h.is_finite
     order_key = h.order_key
     token_gumbel = h.token_gumbel
+    quad_gumbel = h.quad_gumbel
     merge_max = h.merge_max
     bits_f32 = h.bits_f32
     lse_add32 = h.lse_add32
@@ -193,51 +208,238 @@ def make(cuda, load, h):
             return order_key(np.float32(v * inv_t))
         return order_key(v)
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fold_slots(arr, base, lim):
+        # The largest of arr[base : base + FOLD] below index lim (-1 if none): a fixed trip
+        # count, so the loads are issued together.
+        best = _I64_M1
+        for q in range(FOLD):
+            o = base + q
+            c = _I64_M1
+            if o < lim:
+                c = arr[o]
+            if c > best:
+                best = c
+        return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fold_all(arr):
+        # The largest of arr[0 : NFOLD] (the per-folder results).
+        best = _I64_M1
+        for q in range(NFOLD):
+            c = arr[q]
+            if c > best:
+                best = c
+        return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
+                      f1m, f1s, res, sm_r):
+        # The row's split partials folded into (key, -index) composites of the maximum (sm_r[8])
+        # and of the best Gumbel score (sm_r[9]), ties to the lower index, and (lp != 0) the
+        # float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD slots per thread
+        # of the first NFOLD, then by thread 0, always in the same order (the log-sum-exp is
+        # reproducible for a launch shape). Every thread of the block calls it; sm_lm / sm_ls
+        # are only touched when lp != 0. A composite < 0: no finite logit.
+        cv = _I64_M1
+        cg = _I64_M1
+        lm = _F64_NINF
+        ls = _F64_0
+        s = tid
+        while s < nsplit:
+            vi = pi[row, s, 0]
+            if vi < n:
+                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
+                if c > cv:
+                    cv = c
+            gi = pi[row, s, 1]
+            if gi < n:
+                c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
+                if c > cg:
+                    cg = c
+            if lp != 0:
+                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
+            s += bs
+        sm_c[tid] = cv
+        sm_cg[tid] = cg
+        if lp != 0:
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
+        cuda.syncthreads()
+        bsw = np.int64(bs)
+        if tid < NFOLD:
+            base = np.int64(tid) * FOLD
+            f1c[tid] = fold_slots(sm_c, base, bsw)
+            f1g[tid] = fold_slots(sm_cg, base, bsw)
+            if lp != 0:
+                am = _F64_NINF
+                as_ = _F64_0
+                for q in range(FOLD):
+                    o = base + q
+                    if o < bsw:
+                        am, as_ = lse_merge64(am, as_, sm_lm[o], sm_ls[o])
+                f1m[tid] = am
+                f1s[tid] = as_
+        cuda.syncthreads()
+        if tid == 0:
+            sm_r[8] = fold_all(f1c)
+            sm_r[9] = fold_all(f1g)
+            am = _F64_NINF
+            as_ = _F64_0
+            if lp != 0:
+                for q in range(NFOLD):
+                    am, as_ = lse_merge64(am, as_, f1m[q], f1s[q])
+            res[0] = am
+            res[1] = as_
+        cuda.syncthreads()
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def tail_reduce(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls):
+        # reduce_splits for phase 1's fused tail, by a tree over the block's slots (bs a power
+        # of two): fewer values live at once than the two-level fold, so the streaming kernel
+        # keeps its register count. Results in slot 0 (sm_cg only when draw != 0, sm_lm / sm_ls
+        # only when lp != 0).
+        cv = _I64_M1
+        cg = _I64_M1
+        lm = _F64_NINF
+        ls = _F64_0
+        s = tid
+        while s < nsplit:
+            vi = pi[row, s, 0]
+            if vi < n:
+                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
+                if c > cv:
+                    cv = c
+            if draw != 0:
+                gi = pi[row, s, 1]
+                if gi < n:
+                    c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
+                    if c > cg:
+                        cg = c
+            if lp != 0:
+                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
+            s += bs
+        sm_c[tid] = cv
+        if draw != 0:
+            sm_cg[tid] = cg
+        if lp != 0:
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step:
+                o = tid + step
+                if sm_c[o] > sm_c[tid]:
+                    sm_c[tid] = sm_c[o]
+                if draw != 0 and sm_cg[o] > sm_cg[tid]:
+                    sm_cg[tid] = sm_cg[o]
+                if lp != 0:
+                    sm_lm[tid], sm_ls[tid] = lse_merge64(sm_lm[tid], sm_ls[tid], sm_lm[o],
+                                                         sm_ls[o])
+            cuda.syncthreads()
+            step //= 2
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def row_lse(res):
+        # log-sum-exp of the row from reduce_splits' pair (NaN without logprobs or finite logits)
+        lse = _F64_NAN
+        if res[1] > _F64_0:
+            lse = res[0] + math.log(res[1])
+        return lse
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def comp_token(c):
+        # The token index of a (key, -index) composite.
+        return _LOW31 - (c & _LOW31)
+
     def _partials(DRAW, LP):
-        # DRAW and LP are compile-time constants of each variant: the greedy variant's loop is a
-        # load, a finiteness test and a compare per token, with 8 loads in flight per thread.
-        UNROLL = 4 if DRAW else 8
+        # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
+        # (temperature only: DRAW variants) stream the row by quads (a thread takes four
+        # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
+        # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
+        # the tile maxima describe), UNROLL tokens per thread per round.
+        UNROLL = 8
+        QU = 2            # quads per thread per round (8 loads in flight, as the strided loop)
+        QV = 4 * QU
+        NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
+
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold(v, j, bv, bi, bg, bgi, lm, ls, race, inv_t, sd, ps):
-            if is_finite(v):
+        def fold(v, j, bv, bi, lm, ls):
+            # One token of a row that does not draw: the maximum (strict '>' over increasing
+            # indices keeps the lowest index; NaN and -inf fail 'v > bv', +inf fails 'v < inf').
+            if LP:
+                if v > _F32_NINF and v < _F32_INF:
+                    if v > bv:
+                        bv = v
+                        bi = j
+                    lm, ls = lse_add32(lm, ls, v)
+            elif v > bv and v < _F32_INF:
+                bv = v
+                bi = j
+            return bv, bi, lm, ls
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_draw(v, g0, j, inv_t, bv, bi, bg, bgi, lm, ls):
+            # One token of a row that draws: the maximum as in fold, and the Gumbel score
+            # float32(float32(v * inv_t) + g0), the best kept (see _F32_NONE for the first).
+            if v > _F32_NINF and v < _F32_INF:
                 if v > bv:
                     bv = v
                     bi = j
-                if DRAW:
-                    if race:
-                        g = np.float32(v * inv_t) + token_gumbel(sd, ps, j)
-                        if not g <= bg:   # first or greater: see _F32_NONE
-                            bg = g
-                            bgi = j
+                g = np.float32(v * inv_t) + g0
+                if not g <= bg:
+                    bg = g
+                    bgi = j
                 if LP:
                     lm, ls = lse_add32(lm, ls, v)
             return bv, bi, bg, bgi, lm, ls
 
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def quad_masked(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, lm, ls):
+            # Quad c (tokens 4c .. 4c + 3), only its tokens in [lo, hi): a split's partial first
+            # or last quad.
+            g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+            j = np.int64(c) << np.int64(2)
+            for u in range(4):
+                ju = j + np.int64(u)
+                v = _F32_NAN
+                if ju >= lo and ju < hi:
+                    v = load(xr, 0, ju)
+                gu = g0
+                if u == 1:
+                    gu = g1
+                elif u == 2:
+                    gu = g2
+                elif u == 3:
+                    gu = g3
+                bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
+            return bv, bi, bg, bgi, lm, ls
+
         @cuda.jit(cache=JIT_CACHE)
-        def _sample_partials_fast_kernel(x, n, chunk, temp, topk, seed, pos, tpt, pf, pi, tm):
+        def _sample_partials_fast_kernel(x, n, chunk, temp, topk, seed, pos, tpt, pf, pi, tm,
+                                         fuse, ctr, tokens, logprobs, status):
             split = cuda.blockIdx.x
             row = cuda.blockIdx.y
             tid = cuda.threadIdx.x
             bs = cuda.blockDim.x
+            nsplit = cuda.gridDim.x
             sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_lm = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_ls = cuda.shared.array(MAX_BLOCK, np.float32)
+            sm_dm = cuda.shared.array(NLP, np.float64)
+            sm_ds = cuda.shared.array(NLP, np.float64)
+            last_blk = cuda.shared.array(1, np.int32)
             t = temp[row]
             k = topk[row]
             tiles = row_topk(t, k, n)
-            race = False
-            inv_t = _F32_1
-            sd = np.uint64(0)
-            ps = np.uint64(0)
-            if DRAW:
-                race = t > _F32_0 and not tiles
-                if race:
-                    inv_t = _F32_1 / t
-                    sd = seed[row]
-                    ps = pos[row]
+            race = DRAW and t > _F32_0 and not tiles
+            # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
+            # no row-stride multiply per load
+            xr = x[row:row + 1]
             lo = np.int64(split) * chunk
             hi = min(lo + chunk, n)
             bv = _F32_NINF
@@ -247,24 +449,83 @@ def make(cuda, load, h):
             lm = _F32_NINF
             ls = _F32_0
             bs1 = np.int64(bs)
-            i = lo + tid
-            # UNROLL loads in flight per thread (issued before any is used), folded in increasing
-            # index order so a strict '>' keeps the lowest index of a tie; then the tail.
-            span = bs1 * np.int64(UNROLL)
-            vals = cuda.local.array(UNROLL, np.float32)
-            # UNROLL loads in flight per thread, the last round predicated (NaN past the end is
-            # skipped like any non-finite logit), so a short split waits for one round trip.
-            while i < hi:
-                for u in range(UNROLL):
-                    j = i + np.int64(u) * bs1
-                    vu = _F32_NAN
-                    if j < hi:
-                        vu = load(x, row, j)
-                    vals[u] = vu
-                for u in range(UNROLL):
-                    bv, bi, bg, bgi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, bg, bgi,
-                                                   lm, ls, race, inv_t, sd, ps)
-                i += span
+            if DRAW and race:
+                inv_t = _F32_1 / t
+                sd = seed[row]
+                ps = pos[row]
+                # quads wholly inside [lo, hi) are [qa, qb); a partial first quad (lo not a
+                # multiple of 4) is thread 0's, before its others, a partial last quad thread
+                # bs - 1's, after its others: every thread folds its tokens in index order.
+                qa = (lo + np.int64(3)) >> np.int64(2)
+                qb = hi >> np.int64(2)
+                if tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
+                    bv, bi, bg, bgi, lm, ls = quad_masked(xr, lo >> np.int64(2), lo, hi, inv_t,
+                                                          sd, ps, bv, bi, bg, bgi, lm, ls)
+                c = qa + np.int64(tid)
+                span = bs1 * np.int64(QU)
+                vals = cuda.local.array(QV, np.float32)
+                last = span - bs1
+                # whole rounds: QU full quads per thread, their 4 * QU loads issued first
+                while c + last < qb:
+                    for u in range(QU):
+                        j = (c + np.int64(u) * bs1) << np.int64(2)
+                        for w in range(4):
+                            vals[4 * u + w] = load(xr, 0, j + np.int64(w))
+                    for u in range(QU):
+                        cu = c + np.int64(u) * bs1
+                        j = cu << np.int64(2)
+                        g0, g1, g2, g3 = quad_gumbel(sd, ps, cu)
+                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u], g0, j, inv_t, bv, bi,
+                                                            bg, bgi, lm, ls)
+                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 1], g1, j + 1, inv_t,
+                                                            bv, bi, bg, bgi, lm, ls)
+                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 2], g2, j + 2, inv_t,
+                                                            bv, bi, bg, bgi, lm, ls)
+                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 3], g3, j + 3, inv_t,
+                                                            bv, bi, bg, bgi, lm, ls)
+                    c += span
+                # the last round: the full quads left, one at a time
+                while c < qb:
+                    j = c << np.int64(2)
+                    v0 = load(xr, 0, j)
+                    v1 = load(xr, 0, j + 1)
+                    v2 = load(xr, 0, j + 2)
+                    v3 = load(xr, 0, j + 3)
+                    g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+                    bv, bi, bg, bgi, lm, ls = fold_draw(v0, g0, j, inv_t, bv, bi, bg, bgi, lm, ls)
+                    bv, bi, bg, bgi, lm, ls = fold_draw(v1, g1, j + 1, inv_t, bv, bi, bg, bgi,
+                                                        lm, ls)
+                    bv, bi, bg, bgi, lm, ls = fold_draw(v2, g2, j + 2, inv_t, bv, bi, bg, bgi,
+                                                        lm, ls)
+                    bv, bi, bg, bgi, lm, ls = fold_draw(v3, g3, j + 3, inv_t, bv, bi, bg, bgi,
+                                                        lm, ls)
+                    c += bs1
+                if tid == bs - 1 and (hi & np.int64(3)) != 0 and qb >= qa:
+                    bv, bi, bg, bgi, lm, ls = quad_masked(xr, qb, lo, hi, inv_t, sd, ps, bv, bi,
+                                                          bg, bgi, lm, ls)
+            else:
+                i = lo + np.int64(tid)
+                span = bs1 * np.int64(UNROLL)
+                vals = cuda.local.array(UNROLL, np.float32)
+                last = span - bs1
+                # whole rounds: UNROLL loads per thread, no bounds test, issued before any is
+                # used; folded in increasing index order
+                while i + last < hi:
+                    for u in range(UNROLL):
+                        vals[u] = load(xr, 0, i + np.int64(u) * bs1)
+                    for u in range(UNROLL):
+                        bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
+                    i += span
+                # one predicated round (NaN past the end is skipped like any NaN)
+                if i < hi:
+                    for u in range(UNROLL):
+                        j = i + np.int64(u) * bs1
+                        vu = _F32_NAN
+                        if j < hi:
+                            vu = load(xr, 0, j)
+                        vals[u] = vu
+                    for u in range(UNROLL):
+                        bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:
@@ -310,6 +571,48 @@ def make(cuda, load, h):
                 else:
                     pf[row, split, 2] = _F32_NINF
                     pf[row, split, 3] = _F32_0
+            if fuse == 0:
+                return
+            # Fused phase 2 (launches without top-k rows): the row's last block to finish folds
+            # every split's partial and writes the token. Each block's partial is made visible
+            # (fence) before its count; the block that counts the row's last split reads them
+            # after a fence and takes nsplit off the count again. In stream order the count
+            # runs 0 .. nsplit - 1 and ends at 0. Counting residues (mod nsplit) keeps it
+            # right afterwards even if launches of one plan were ever run concurrently (a race
+            # whose tokens are wrong anyway): every launch adds nsplit and takes it off once.
+            if tid == 0:
+                cuda.threadfence()
+                done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see above
+                last_blk[0] = 0
+                if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
+                    last_blk[0] = 1
+                    cuda.threadfence()
+            cuda.syncthreads()
+            if last_blk[0] == 0:
+                return
+            tail_reduce(pf, pi, row, n, nsplit, 1 if DRAW else 0, 1 if LP else 0, tid, bs, sm_i,
+                        sm_gi, sm_dm, sm_ds)
+            if tid == 0:
+                cv = sm_i[0]
+                atomic_add(ctr, row, np.int32(-nsplit))
+                if cv < _I64_0:
+                    tokens[row] = -1
+                    logprobs[row] = _F32_NAN
+                    status[row] = STATUS_NO_FINITE
+                else:
+                    c = cv
+                    if DRAW and t != _F32_0:
+                        c = sm_gi[0]
+                    tok = comp_token(c)
+                    tokens[row] = np.int32(tok)
+                    if LP:
+                        lse = _F64_NAN
+                        if sm_ds[0] > _F64_0:
+                            lse = sm_dm[0] + math.log(sm_ds[0])
+                        logprobs[row] = np.float32(np.float64(load(xr, 0, tok)) - lse)
+                    else:
+                        logprobs[row] = _F32_NAN
+                    status[row] = STATUS_OK
 
         return _sample_partials_fast_kernel
 
@@ -401,20 +704,6 @@ def make(cuda, load, h):
         return bits_f32(_LOW32 - key)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def fold_slots(arr, base, lim):
-        # The largest of arr[base : base + FOLD] below index lim (-1 if none): a fixed trip
-        # count, so the loads are issued together.
-        best = _I64_M1
-        for q in range(FOLD):
-            o = base + q
-            c = _I64_M1
-            if o < lim:
-                c = arr[o]
-            if c > best:
-                best = c
-        return best
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def count_greater(arr, me, q, qe):
         # How many of arr[q:qe] exceed me: four loads per step, issued together (the slots up to
         # three past qe are inside the array and masked).
@@ -435,19 +724,9 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def fold_all(arr):
-        # The largest of arr[0 : NFOLD] (the per-folder results).
-        best = _I64_M1
-        for q in range(NFOLD):
-            c = arr[q]
-            if c > best:
-                best = c
-        return best
-
     @cuda.jit(cache=JIT_CACHE)
     def _sample_finalize_fast_kernel(x, n, nsplit, chunk, tpt, cap, temp, topk, topp,
-                                     minp, vllm, seed, pos, lp, anytk, pf, pi, tm, tokens,
+                                     minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
                                      logprobs, status):
         row = cuda.blockIdx.x
         tid = cuda.threadIdx.x
@@ -473,14 +752,14 @@ def make(cuda, load, h):
         cnt = cuda.shared.array(4, np.int32)
         sm_r = cuda.shared.array(16, np.int64)
         bsw = np.int64(bs)
-        # The row's parameters and (when the launch has top-k rows: anytk) this thread's first
-        # tile maxima are loaded first, together, so their latency hides behind the split
-        # reduction.
+        # The row's parameters and (a top-k row) this thread's first tile maxima are loaded
+        # first, together, so their latency hides behind the split reduction.
         t = temp[row]
         k = topk[row]
+        tk = row_topk(t, k, n)
         G = np.int64(nsplit) * np.int64(tpt)
         tv = cuda.local.array(TPRE, np.float32)
-        if anytk != 0:
+        if tk:
             for u in range(TPRE):
                 j = np.int64(tid) + np.int64(u) * bsw
                 vu = _F32_NAN
@@ -497,64 +776,12 @@ def make(cuda, load, h):
             while b_ < KCAP:
                 rk[b_] = np.int32(0)
                 b_ += bs
-        tk = row_topk(t, k, n)
         # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
-        # score (ties to the lower index), and the (max, sum exp) pairs when logprobs are wanted;
-        # folded per thread, then FOLD slots per thread of the first NFOLD, then by thread 0,
-        # always in the same order.
-        cv = _I64_M1
-        cg = _I64_M1
-        lm = _F64_NINF
-        ls = _F64_0
-        s = tid
-        while s < nsplit:
-            vi = pi[row, s, 0]
-            if vi < n:
-                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
-                if c > cv:
-                    cv = c
-            gi = pi[row, s, 1]
-            if gi < n:
-                c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
-                if c > cg:
-                    cg = c
-            if lp != 0:
-                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
-            s += bs
-        sm_c[tid] = cv
-        sm_cg[tid] = cg
-        sm_lm[tid] = lm
-        sm_ls[tid] = ls
-        cuda.syncthreads()
-        if tid < NFOLD:
-            base = np.int64(tid) * FOLD
-            f1c[tid] = fold_slots(sm_c, base, bsw)
-            f1g[tid] = fold_slots(sm_cg, base, bsw)
-            if lp != 0:
-                am = _F64_NINF
-                as_ = _F64_0
-                for q in range(FOLD):
-                    o = base + q
-                    if o < bsw:
-                        am, as_ = lse_merge64(am, as_, sm_lm[o], sm_ls[o])
-                f1m[tid] = am
-                f1s[tid] = as_
-        cuda.syncthreads()
-        if tid == 0:
-            sm_r[8] = fold_all(f1c)
-            sm_r[9] = fold_all(f1g)
-            am = _F64_NINF
-            as_ = _F64_0
-            if lp != 0:
-                for q in range(NFOLD):
-                    am, as_ = lse_merge64(am, as_, f1m[q], f1s[q])
-            res[0] = am
-            res[1] = as_
-        cuda.syncthreads()
+        # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
+        reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
+                      f1m, f1s, res, sm_r)
         cv = sm_r[8]
-        lse = _F64_NAN
-        if res[1] > _F64_0:
-            lse = res[0] + math.log(res[1])
+        lse = row_lse(res)
         if cv < _I64_0 or not tk:
             if tid == 0:
                 if cv < _I64_0:

@@ -166,3 +166,50 @@ def test_split_longer_than_one_round_of_loads(backend, shape, rng, params):
         compare(backend, lg, tok, lp, seed=seed, position=3, **params)
         if params.get("temperature") == 0.0:
             assert list(host(backend, tok)) == [5, vocab - 2]
+
+
+@pytest.mark.parametrize("lp", [False, True], ids=["tokens", "logprobs"])
+def test_quads_at_every_split_alignment(backend, shape, rng, lp):
+    # Temperature rows stream the row by quads (four consecutive tokens per Philox call): split
+    # starts and ends that are not multiples of 4, splits shorter than a quad (chunk 1..3) and a
+    # row length that is not a multiple of 4 must draw exactly the reference's tokens, the same
+    # for every split count; greedy rows of the same launch are the plain argmax.
+    rows, vocab = (2, 27) if backend.name == "sim" else (4, 151937)
+    lg = (rng.normal(size=(rows, vocab)) * 2).astype(np.float32)
+    lg[0, 1] = np.nan
+    lg[-1, vocab - 1] = 9.0
+    params = dict(temperature=np.resize([0.8, 0.0], rows).astype(np.float32))
+    seed = rng.integers(0, 2**63, rows)
+    splits_set = (1, 2, 3, 5, 7, 9, 13, 27) if backend.name == "sim" else (1, 5, 333, 1024)
+    got = []
+    for splits in splits_set:
+        res = rs.sample(lg, seed=seed, position=6, check=False, return_logprobs=lp,
+                        _path="fast", _block=shape["block"], _splits=splits, **params)
+        got.append(compare(backend, lg, res[0], res[1] if lp else None, seed=seed, position=6,
+                           **params))
+    for g in got[1:]:
+        np.testing.assert_array_equal(g, got[0])
+
+
+@pytest.mark.parametrize("params", [dict(temperature=0.0), dict(temperature=1.3)],
+                         ids=["greedy", "temperature"])
+def test_fused_launch_counts_reset_between_calls(backend, shape, rng, params):
+    # Without top-k rows phase 1 is the whole call: the last block of each row to finish folds
+    # the row's partials, found by a per-row count (its residue mod the split count) that it
+    # brings back down. A plan called again (new logits, other positions) must find every count
+    # back at 0 and finalize each row once, by the block that really was last; a count at a
+    # multiple of the split count works the same and stays there.
+    rows, vocab = (shape["rows"], shape["vocab"])
+    plan = rs.Sampler(rows, vocab, "float32", _block=shape["block"], _splits=shape["splits"])
+    seed = rng.integers(0, 2**63, rows)
+    for call in range(3):
+        lg = (rng.normal(size=(rows, vocab)) * 3).astype(np.float32)
+        tok, _ = plan(lg, seed=seed, position=call, check=False, **params)
+        compare(backend, lg, tok, seed=seed, position=call, **params)
+        assert not host(backend, plan._row_done).any()
+    shifted = np.full(rows, 2 * plan.splits, np.int32)
+    plan._row_done.copy_to_device(shifted)
+    lg = (rng.normal(size=(rows, vocab)) * 3).astype(np.float32)
+    tok, _ = plan(lg, seed=seed, position=9, check=False, **params)
+    compare(backend, lg, tok, seed=seed, position=9, **params)
+    np.testing.assert_array_equal(host(backend, plan._row_done), shifted)
