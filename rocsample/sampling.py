@@ -1,41 +1,44 @@
 """Token sampling on the GPU (SPEC §2): ``sample``, ``argmax`` and the ``Sampler`` plan.
 
-Two launch plans, chosen per call from the parameters (both give the same tokens):
+One launch plan serves every row (``rocsample.kernels.sampling_fast`` and ``sampling_hist``);
+each row's mode decides where its token is made (on the host from host parameters, in the
+kernels from device parameter arrays, the same rule; :func:`rocsample.sampling_router.modes`):
 
-* **fast** (``rocsample.kernels.sampling_fast``): phase 1 and (with top-k rows) phase 2, when
-  every parameter is a host value and every row is greedy, temperature-only, or has
-  ``0 < top_k <= 256`` (with any top_p, min_p and order). Top-k rows keep per-tile maxima in
-  phase 1; phase 2 takes a threshold from a histogram of those maxima that at least k tokens
-  pass, gathers the tokens above it (a few percent of the row), ranks them and applies the
-  filters and the draw there.
-* **general** (``rocsample.kernels.sampling``): everything else (top_p or min_p without a small
-  top_k, device parameter arrays, top_k > 256): radix selects over the whole row.
+* greedy and unfiltered (temperature only) rows: phase 1, one launch, one read;
+* ``0 < top_k <= 256`` chains (any top_p, min_p, order): phase 1's tile maxima, then the tile
+  finalize (a threshold at least k tokens pass, the tokens above it ranked and filtered);
+* min_p alone (any temperature): the histogram pass draws over the tokens passing min_p;
+* every other filtered row (top_p, top_k > 256, any mix, either order): the histogram pass
+  (counts and integer masses by bins below the row maximum; with top_k, the tokens down to the
+  tile bound gathered and, when they fit, the row finished from them) and, when the row needs
+  it, the select pass (the bins that hold the cut: drawn below, gathered at the boundary).
 
 Reads of the logits per call (``n_rows * n_vocab`` elements each), by what the rows ask for:
 
 ==========================================  =====================================================
 mode                                        reads of the logits
 ==========================================  =====================================================
-greedy (temperature 0), ``argmax``          1 (fast: one launch)
-temperature only                            1 (fast: one launch)
-top_k <= 256 (+ top_p, min_p, either order) 1 + the gathered tiles, about ``k / tiles`` of the row
-                                            (fast); 5 more single-block passes over a row whose
-                                            candidates or qualifying tiles overflow (sorted or
-                                            heavily tied rows)
-min_p (with or without temperature)         2 (general: stats, draw)
-top_k > 256                                 5 (general: stats, 3 radix passes, draw) + 1 if the
-                                            k-th key is tied and the ties are cut
-top_p alone                                 5 (general) + 1 on a cut tie
-top_k > 256 + top_p (+ min_p), either order 8 (general, +1 per cut tie)
+greedy (temperature 0), ``argmax``          1 (one launch)
+temperature only                            1 (one launch)
+top_k <= 256 (+ top_p, min_p, either order) 1 + the gathered tiles, about ``k / tiles`` of the row;
+                                            5 more single-block passes over a row whose candidates
+                                            or qualifying tiles overflow (sorted or tied rows)
+min_p (with or without temperature)         2
+top_k > 256 (+ top_p, min_p, either order)  2 when the tokens down to the tile bound fit the
+                                            candidate list (1024), else 3
+top_p alone (+ min_p)                       3
 ==========================================  =====================================================
 
-A pass that no row needs is not launched when the parameters are host values; with device
-parameter arrays every pass is launched and rows that need nothing leave at once. The radix
-passes only histogram the tokens still in play but still stream the row (no compaction yet).
+Rows whose boundary bins overflow the candidate list (constant or heavily tied rows) are
+finished by one block's radix selects over the row (about 20 single-block passes). A kernel
+that no row needs is not launched when the parameters are host values; with device parameter
+arrays every kernel is launched and rows that are not theirs leave at once. The former radix
+general path (``rocsample.kernels.sampling``) is still reachable with ``_path="general"`` (or
+a ``_block`` that is not a power of two).
 
 Exactness and determinism: winners are chosen by exact comparisons (index tie-breaks) and the
 top-p masses are fixed-point integer sums, so tokens never depend on the split count, the
-block size, the stream or atomic order. See ``rocsample.kernels.sampling`` for the scheme.
+block size, the stream or atomic order.
 
 Host side, in four pieces: this module (the public calls, argument checks, outputs in the
 caller's framework), :mod:`rocsample.sampling_plan` (shapes, splits, scratch layout),
@@ -200,9 +203,11 @@ class Sampler:
                              be.empty((n,), np.float32, self.stream),
                              be.empty((n,), np.int32, self.stream))
             self._out_ptrs = tuple(be.array_span(a)[0] for a in self._outputs)
-            # the fast path's per-row count of finished splits (its last block finalizes the
-            # row and brings the count back to 0): the plan's own, so nothing else writes it
-            self._row_done = be.as_array(np.zeros(n, np.int32), "row_done", self.stream)
+            # per-row counts of finished splits of the three split-grid kernels (phase 1, the
+            # histogram and select passes: each one's last block per row goes on and brings
+            # the count back to 0): the plan's own, so nothing else writes them
+            self._row_done = be.as_array(np.zeros((3, n), np.int32), "row_done", self.stream)
+            self._counts = tuple(self._row_done[i] for i in range(3))
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host, st):
@@ -511,7 +516,7 @@ class Sampler:
             tokens = tok_dev
         ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
                                seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
-                               bool(advance_position), self._row_done)
+                               bool(advance_position), self._counts)
         L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)

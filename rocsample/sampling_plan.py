@@ -12,6 +12,7 @@ import numpy as np
 from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
+from rocsample.kernels import sampling_hist as KH
 
 __all__ = ["SamplingPlan", "choose_splits"]
 
@@ -91,7 +92,8 @@ class SamplingPlan:
                   ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
                   ("tm", np.float32, (r, s * tpt))]
         if filters:
-            layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS))]
+            layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS)),
+                       ("cand", np.int64, (r, KH.CAPG))]
         off = 0
         self.layout = []
         for name, dt, shape in layout:

@@ -16,10 +16,13 @@ Interface, two functions (the Sampler calls nothing else of this module):
     array a kernel takes must come from ``ops`` (or be a view of one): the binder re-points the
     caller's arrays by their addresses, whatever the argument lists here are.
 
-Two paths today (both give the same tokens): **fast** (``kernels.sampling_fast``: phase 1, one
-launch, plus the tile finalize when some row has top-k) when every parameter is a host value and
-every row is greedy, temperature-only, or has ``0 < top_k <= KCAP`` (any top_p, min_p, order);
-**general** (``kernels.sampling``, radix selects over the whole row) for everything else.
+One path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
+modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, the
+histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
+select pass for the filtered rows but min_p-only ones); with a device parameter array all of
+them, each row deciding on the device by the same rule. The old radix general path
+(``kernels.sampling``) only for ``_path="general"`` or a block size that is not a power of
+two.
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
-__all__ = ["Host", "Operands", "Route", "check_filters", "launches", "route"]
+__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "check_filters", "launches", "modes", "route"]
+
+#: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
+#: histogram path. Tests lower it to reach that path at small vocabularies.
+TILE_KMAX = KF.KCAP
 
 #: The kernels' namespace per logits dtype (rocsample.kernels.sampling.build): float16 and
 #: bfloat16 logits reach the kernels as uint16 bit patterns, widened there exactly.
@@ -65,18 +74,22 @@ class Operands:
     w: dict  # scratch views by name (SamplingPlan.layout)
     want_lp: bool
     advance_position: bool
-    counts: Any  # int32 (n_rows,): the plan's per-row counts of finished phase-1 splits
+    counts: Any  # three int32 (n_rows,): the plan's per-row counts of finished splits
 
 
 @dataclass(frozen=True)
 class Route:
-    """What a call launches. ``fast``: the two-kernel path with ``draw`` (some row draws without
-    top-k) and ``any_topk``; else the general path with the passes ``need_k``, ``need_p``,
-    ``need_mp`` asks for."""
+    """What a call launches. ``fast``: phase 1 (``draw``: its variant for unfiltered rows), and
+    the tile finalize (``tile``), the histogram pass (``hist``) and the select pass
+    (``select``) as some row needs them, with ``kcap`` the tile path's top_k limit; else the
+    general path with the passes ``need_k``, ``need_p``, ``need_mp`` asks for."""
 
     fast: bool
     draw: bool = False
-    any_topk: bool = False
+    tile: bool = False
+    hist: bool = False
+    select: bool = False
+    kcap: int = KF.KCAP
     need_k: bool = True
     need_p: bool = True
     need_mp: bool = True
@@ -102,60 +115,82 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     if need_p and nv > K.MAX_VOCAB_TOP_P:
         V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)", nv)
     vllm = order == "vllm"
-    fast = _fast_rows(plan, host)
-    if fast is not None:
-        return Route(True, draw=fast[0], any_topk=fast[1], vllm=vllm)
-    return Route(False, need_k=need_k, need_p=need_p, need_mp=need_mp, vllm=vllm)
+    kcap = int(min(TILE_KMAX, KF.KCAP))
+    if not plan.fast_ok:
+        return Route(False, need_k=need_k, need_p=need_p, need_mp=need_mp, vllm=vllm)
+    m = modes(plan, host)
+    if m is None:
+        return Route(True, True, True, True, True, kcap, vllm=vllm)
+    select = bool((m == KF.MODE_HIST).any())
+    return Route(True, draw=bool((m == KF.MODE_RACE).any()), tile=bool((m == KF.MODE_TILE).any()),
+                 hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
+                 vllm=vllm)
 
 
-def _fast_rows(plan, host: Host):
-    """(draw, any_topk) when the two-kernel fast path serves every row, else None.
-
-    Needs host parameters (the kernels are chosen from them) and each row greedy,
-    temperature-only, or with ``0 < top_k <= KCAP`` (any top_p / min_p / order).
-    """
-    temp, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
-    if not plan.fast_ok or temp is None or k is None or p is None or mp is None:
-        if plan.path == "fast":
-            V.fail("_path", "host parameters for the fast path", "a device parameter array")
+def modes(plan, host: Host):
+    """Each row's mode (``kernels.sampling_fast.row_mode``, the kernels' own rule) from host
+    values; None when a parameter is a device array (the kernels then decide per row)."""
+    t, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
+    if t is None or k is None or p is None or mp is None:
         return None
-    greedy = temp == 0
+    greedy = ~(t > 0)
     kon = (k > 0) & (k < plan.n_vocab)
-    topk = ~greedy & kon & (k <= KF.KCAP)
-    race = ~greedy & ~kon & (p >= 1) & (mp <= 0)
-    if not bool((greedy | topk | race).all()):
-        if plan.path == "fast":
-            V.fail("_path", "rows the fast path serves", "a top_p/min_p row without top_k")
-        return None
-    return bool(race.any()), bool(topk.any())
+    tile = ~greedy & kon & (k <= min(TILE_KMAX, KF.KCAP))
+    hist = ~greedy & ~tile & (kon | (p < 1))
+    minp = ~greedy & ~tile & ~hist & (mp > 0)
+    m = np.full(t.shape, KF.MODE_RACE, np.int64)
+    m[greedy] = KF.MODE_GREEDY
+    m[tile] = KF.MODE_TILE
+    m[hist] = KF.MODE_HIST
+    m[minp] = KF.MODE_MINP
+    return m
 
 
 def launches(plan, kn, r: Route, o: Operands) -> list:
     """The launches of route ``r`` in stream order: [(kernel, grid, block, args)]."""
-    n, nv = plan.n_rows, plan.n_vocab
-    S, B = plan.splits, plan.block
-    w = o.w
+    n, B = plan.n_rows, plan.block
     vllm = 1 if r.vllm else 0
     want_lp = 1 if o.want_lp else 0
     rows_grid = max(1, -(-n // B))
     kern = getattr(kn, _KERNEL_VARIANT[plan.dtype])
     L: list = []
     if r.fast:
-        # without top-k rows, phase 1's last block per row finishes it (one launch)
-        L.append((kern.fast.partials(r.draw, want_lp), (S, n), B,
-                  (o.x, nv, plan.chunk, o.temperature, o.top_k, o.seed, o.position, plan.tpt,
-                   w["pf"], w["pi"], w["tm"], 0 if r.any_topk else 1, o.counts, o.tokens,
-                   o.logprobs, o.status)))
-        if r.any_topk:
-            L.append((kern.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
-                      (o.x, nv, S, plan.chunk, plan.tpt, plan.cap, o.temperature, o.top_k,
-                       o.top_p, o.min_p, vllm, o.seed, o.position, want_lp, w["pf"], w["pi"],
-                       w["tm"], o.tokens, o.logprobs, o.status)))
+        _fast(L, plan, kern, r, o, vllm, want_lp)
     else:
         _general(L, plan, kern, r, o, rows_grid, vllm, want_lp)
     if o.advance_position:
         L.append((kn._advance_position_kernel, rows_grid, B, (o.position, n)))
     return L
+
+
+def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
+    """Phase 1, then the tile finalize, histogram and select passes the route asks for."""
+    n, nv = plan.n_rows, plan.n_vocab
+    S, B = plan.splits, plan.block
+    w = o.w
+    temp, topk, topp, minp = o.temperature, o.top_k, o.top_p, o.min_p
+    # a plan without filters has no histograms: its rows never reach the code using them
+    hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
+    c1, c2, c3 = o.counts
+    L.append((kn.fast.partials(r.draw, want_lp), (S, n), B,
+              (o.x, nv, plan.chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
+               w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
+               o.status)))
+    if r.tile:
+        L.append((kn.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
+                  (o.x, nv, S, plan.chunk, plan.tpt, plan.cap, r.kcap, temp, topk, topp, minp,
+                   vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
+                   o.logprobs, o.status)))
+    if r.hist:
+        L.append((kn.hist._sample_hist_kernel, (S, n), B,
+                  (o.x, nv, plan.chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
+                   want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
+                   plan.cap, c2, o.tokens, o.logprobs, o.status)))
+    if r.select:
+        L.append((kn.hist._sample_select_kernel, (S, n), B,
+                  (o.x, nv, plan.chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
+                   want_lp, r.kcap, w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap, c3,
+                   o.tokens, o.logprobs, o.status)))
 
 
 def _general(L, plan, kn, r: Route, o: Operands, rows_grid, vllm, want_lp) -> None:

@@ -67,6 +67,7 @@ from rocsample.kernels import JIT_CACHE
 from rocsample.kernels import atomics as _atomics
 from rocsample.kernels import philox as _philox
 from rocsample.kernels import sampling_fast as _fast
+from rocsample.kernels import sampling_hist as _hist
 
 #: Largest block the kernels accept; shared arrays are sized for it.
 MAX_BLOCK = 512
@@ -878,17 +879,14 @@ def build(cuda):
                     logprobs[row] = np.float32(np.float64(load(x, row, tok)) - sf[row, SF_LSE])
                 si[row, SI_MODE] = MODE_DONE
 
-        fast = _fast.make(cuda, load, SimpleNamespace(is_finite=is_finite, order_key=order_key,
-                                                      token_gumbel=token_gumbel,
-                                                      quad_gumbel=ph.quad_gumbel,
-                                                      merge_max=merge_max,
-                                                      bits_f32=bits_f32,
-                                                      lse_add32=lse_add32,
-                                                      lse_merge32=lse_merge32,
-                                                      lse_merge64=lse_merge64,
-                                                      atomic_add=atomic_add))
+        hs = SimpleNamespace(is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
+                             quad_gumbel=ph.quad_gumbel, merge_max=merge_max, bits_f32=bits_f32,
+                             lse_add32=lse_add32, lse_merge32=lse_merge32,
+                             lse_merge64=lse_merge64, atomic_add=atomic_add)
+        fast = _fast.make(cuda, load, hs)
         return SimpleNamespace(
             fast=fast,
+            hist=_hist.make(cuda, load, hs, fast.helpers),
             _sample_partials_kernel=_sample_partials_kernel,
             _sample_finalize_kernel=_sample_finalize_kernel,
             _select_begin_kernel=_select_begin_kernel,

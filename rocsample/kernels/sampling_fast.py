@@ -135,6 +135,17 @@ _S31 = np.int64(31)
 STATUS_OK = 0
 STATUS_NO_FINITE = 1
 
+#: Row modes (``row_mode``): where a row's token is decided.
+MODE_GREEDY, MODE_RACE, MODE_TILE, MODE_MINP, MODE_HIST = range(5)
+#: Row state columns (int64, the plan's ``si`` scratch) for the histogram path, written by phase
+#: 1's last block of a MINP / HIST row (rocsample.kernels.sampling_hist reads them).
+(HS_KMAX, HS_DONE, HS_NTOT, HS_NC, HS_MCNT, HS_BLO, HS_BHI, HS_BKP, HS_CLO, HS_QLO, HS_K, HS_M,
+ HS_Z, HS_CKB, HS_QKB, HS_CA) = range(16)
+#: float64 row state column (``sf``): the row's log-sum-exp (logprob launches).
+HF_LSE = 0
+#: Bins of the histogram path (per row, by the filter key's distance below the row maximum).
+HB = 2048
+
 
 def _dist_bin(d):
     # Monotone bin of a key distance d in [0, 2**32): d itself below 16, then 16 bins per
@@ -200,6 +211,23 @@ def make(cuda, load, h):
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
         return t > _F32_0 and k > 0 and k < n
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def row_mode(t, k, p, mp, n, kcap):
+        # Which path finishes the row (the same decision on the host, for host parameters):
+        # greedy and unfiltered rows in phase 1, top-k <= kcap chains in the tile finalize,
+        # min-p-only rows in the histogram pass, every other filtered row through the histogram
+        # and select passes (rocsample.kernels.sampling_hist).
+        if not t > _F32_0:
+            return MODE_GREEDY
+        kon = k > 0 and k < n
+        if kon and k <= kcap:
+            return MODE_TILE
+        if kon or p < _F32_1:
+            return MODE_HIST
+        if mp > _F32_0:
+            return MODE_MINP
+        return MODE_RACE
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def filter_key(v, inv_t, vllm):
@@ -417,8 +445,9 @@ def make(cuda, load, h):
             return bv, bi, bg, bgi, lm, ls
 
         @cuda.jit(cache=JIT_CACHE)
-        def _sample_partials_fast_kernel(x, n, chunk, temp, topk, seed, pos, tpt, pf, pi, tm,
-                                         fuse, ctr, tokens, logprobs, status):
+        def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
+                                         kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
+                                         status):
             split = cuda.blockIdx.x
             row = cuda.blockIdx.y
             tid = cuda.threadIdx.x
@@ -436,7 +465,8 @@ def make(cuda, load, h):
             t = temp[row]
             k = topk[row]
             tiles = row_topk(t, k, n)
-            race = DRAW and t > _F32_0 and not tiles
+            mode = row_mode(t, k, topp[row], minp[row], n, kcap)
+            race = DRAW and mode == MODE_RACE
             # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
             # no row-stride multiply per load
             xr = x[row:row + 1]
@@ -571,44 +601,61 @@ def make(cuda, load, h):
                 else:
                     pf[row, split, 2] = _F32_NINF
                     pf[row, split, 3] = _F32_0
-            if fuse == 0:
-                return
-            # Fused phase 2 (launches without top-k rows): the row's last block to finish folds
-            # every split's partial and writes the token. Each block's partial is made visible
-            # (fence) before its count; the block that counts the row's last split reads them
-            # after a fence and takes nsplit off the count again. In stream order the count
-            # runs 0 .. nsplit - 1 and ends at 0. Counting residues (mod nsplit) keeps it
-            # right afterwards even if launches of one plan were ever run concurrently (a race
-            # whose tokens are wrong anyway): every launch adds nsplit and takes it off once.
+            # Phase 1's tail: the row's last block to finish folds every split's partial and
+            # finishes a greedy or unfiltered row (its token), or leaves the row's state for the
+            # histogram path (MINP / HIST rows); tile rows go on in the finalize kernel. Each
+            # block's partial is made visible (fence) before its count; the block that counts
+            # the row's last split reads them after a fence and takes nsplit off the count
+            # again. In stream order the count runs 0 .. nsplit - 1 and ends at 0. Counting
+            # residues (mod nsplit) keeps it right afterwards even if launches of one plan were
+            # ever run concurrently (a race whose tokens are wrong anyway): every launch adds
+            # nsplit and takes it off once.
             if tid == 0:
                 cuda.threadfence()
                 done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see above
                 last_blk[0] = 0
                 if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
                     last_blk[0] = 1
+                    atomic_add(ctr, row, np.int32(-nsplit))
                     cuda.threadfence()
             cuda.syncthreads()
-            if last_blk[0] == 0:
+            if last_blk[0] == 0 or mode == MODE_TILE:
                 return
             tail_reduce(pf, pi, row, n, nsplit, 1 if DRAW else 0, 1 if LP else 0, tid, bs, sm_i,
                         sm_gi, sm_dm, sm_ds)
+            cv = sm_i[0]
+            lse = _F64_NAN
+            if LP and sm_ds[0] > _F64_0:
+                lse = sm_dm[0] + math.log(sm_ds[0])
+            if mode == MODE_MINP or mode == MODE_HIST:
+                # the state the histogram path starts from: the row maximum, counters at 0,
+                # (HIST) an empty histogram
+                if tid == 0:
+                    si[row, HS_KMAX] = cv
+                    si[row, HS_DONE] = 1 if cv < _I64_0 else 0
+                    si[row, HS_NC] = 0
+                    si[row, HS_MCNT] = 0
+                    sf[row, HF_LSE] = lse
+                if mode == MODE_HIST and cv >= _I64_0:
+                    b = tid
+                    while b < HB:
+                        hc[row, b] = 0
+                        hm[row, b] = 0
+                        b += bs
+                if cv >= _I64_0:
+                    return
             if tid == 0:
-                cv = sm_i[0]
-                atomic_add(ctr, row, np.int32(-nsplit))
                 if cv < _I64_0:
                     tokens[row] = -1
                     logprobs[row] = _F32_NAN
                     status[row] = STATUS_NO_FINITE
                 else:
                     c = cv
-                    if DRAW and t != _F32_0:
+                    if DRAW and mode == MODE_RACE:
                         c = sm_gi[0]
                     tok = comp_token(c)
                     tokens[row] = np.int32(tok)
                     if LP:
-                        lse = _F64_NAN
-                        if sm_ds[0] > _F64_0:
-                            lse = sm_dm[0] + math.log(sm_ds[0])
                         logprobs[row] = np.float32(np.float64(load(xr, 0, tok)) - lse)
                     else:
                         logprobs[row] = _F32_NAN
@@ -725,10 +772,14 @@ def make(cuda, load, h):
         return c_
 
     @cuda.jit(cache=JIT_CACHE)
-    def _sample_finalize_fast_kernel(x, n, nsplit, chunk, tpt, cap, temp, topk, topp,
+    def _sample_finalize_fast_kernel(x, n, nsplit, chunk, tpt, cap, kcap, temp, topk, topp,
                                      minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
                                      logprobs, status):
         row = cuda.blockIdx.x
+        # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
+        # rest (a block-uniform exit before any barrier)
+        if row_mode(temp[row], topk[row], topp[row], minp[row], n, kcap) != MODE_TILE:
+            return
         tid = cuda.threadIdx.x
         bs = cuda.blockDim.x
         sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
@@ -752,53 +803,39 @@ def make(cuda, load, h):
         cnt = cuda.shared.array(4, np.int32)
         sm_r = cuda.shared.array(16, np.int64)
         bsw = np.int64(bs)
-        # The row's parameters and (a top-k row) this thread's first tile maxima are loaded
+        # The row's parameters and this thread's first tile maxima are loaded
         # first, together, so their latency hides behind the split reduction.
         t = temp[row]
         k = topk[row]
-        tk = row_topk(t, k, n)
         G = np.int64(nsplit) * np.int64(tpt)
         tv = cuda.local.array(TPRE, np.float32)
-        if tk:
-            for u in range(TPRE):
-                j = np.int64(tid) + np.int64(u) * bsw
-                vu = _F32_NAN
-                if j < G:
-                    vu = tm[row, j]
-                tv[u] = vu
-            b_ = tid
-            while b_ < NBIN:
-                hist[b_] = np.int32(0)
-                b_ += bs
-            if tid < 4:
-                cnt[tid] = np.int32(0)
-            b_ = tid
-            while b_ < KCAP:
-                rk[b_] = np.int32(0)
-                b_ += bs
+        for u in range(TPRE):
+            j = np.int64(tid) + np.int64(u) * bsw
+            vu = _F32_NAN
+            if j < G:
+                vu = tm[row, j]
+            tv[u] = vu
+        b_ = tid
+        while b_ < NBIN:
+            hist[b_] = np.int32(0)
+            b_ += bs
+        if tid < 4:
+            cnt[tid] = np.int32(0)
+        b_ = tid
+        while b_ < KCAP:
+            rk[b_] = np.int32(0)
+            b_ += bs
         # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
         # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
         reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
                       f1m, f1s, res, sm_r)
         cv = sm_r[8]
         lse = row_lse(res)
-        if cv < _I64_0 or not tk:
+        if cv < _I64_0:
             if tid == 0:
-                if cv < _I64_0:
-                    tokens[row] = -1
-                    logprobs[row] = np.float32(np.nan)
-                    status[row] = STATUS_NO_FINITE
-                else:
-                    c = cv
-                    if t != _F32_0:
-                        c = sm_r[9]
-                    tok = _LOW31 - (c & _LOW31)
-                    tokens[row] = np.int32(tok)
-                    if lp != 0:
-                        logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
-                    else:
-                        logprobs[row] = np.float32(np.nan)
-                    status[row] = STATUS_OK
+                tokens[row] = -1
+                logprobs[row] = np.float32(np.nan)
+                status[row] = STATUS_NO_FINITE
             return
         # ---- a top-k row: every thread of the block from here on -------------------------
         is_vllm = vllm != 0
@@ -1138,5 +1175,10 @@ def make(cuda, load, h):
                 logprobs[row] = np.float32(np.nan)
             status[row] = STATUS_OK
 
-    return SimpleNamespace(partials=partials,
+    helpers = SimpleNamespace(row_mode=row_mode, filter_key=filter_key, key_value=key_value,
+                              comp_token=comp_token, dist_bin=dist_bin, bin_dlim=bin_dlim,
+                              digit_pick=digit_pick, bitonic_desc=bitonic_desc,
+                              block_incl_scan=block_incl_scan, fold_slots=fold_slots,
+                              fold_all=fold_all)
+    return SimpleNamespace(helpers=helpers, partials=partials,
                            _sample_finalize_fast_kernel=_sample_finalize_fast_kernel)

@@ -108,27 +108,32 @@ def test_split_and_tile_counts_never_change_tokens(backend, shape, rng):
         np.testing.assert_array_equal(g, got[0])
 
 
-def test_routing(backend, shape, rng):
-    lg = rng.normal(size=(2, 40)).astype(np.float32)
-    # top_p without top_k is not a fast-path row: asking for the fast path names the argument
-    with pytest.raises(ValueError, match="_path"):
-        rs.sample(lg, seed=0, position=0, top_p=0.5, _path="fast", _block=shape["block"])
-    wide = rng.normal(size=(1, KF.KCAP + 8)).astype(np.float32)
-    with pytest.raises(ValueError, match="_path"):
-        rs.sample(wide, seed=0, position=0, top_k=KF.KCAP + 1, temperature=1.0, _path="fast",
-                  _block=shape["block"])
-    plan = rs.Sampler(2, 40, "float32", _block=shape["block"]).plan
-
-    def route(t, k, p, mp):
-        r = router.route(plan, router.Host(t, k, p, mp))
-        return (r.draw, r.any_topk) if r.fast else None
-
-    assert route(np.zeros(2, np.float32), np.zeros(2, np.int64),
-                 np.ones(2, np.float32), np.zeros(2, np.float32)) == (False, False)
-    assert route(np.ones(2, np.float32), np.array([5, 0]), np.ones(2, np.float32),
-                 np.zeros(2, np.float32)) == (True, True)
-    assert route(np.ones(2, np.float32), np.array([0, 0]),
-                 np.array([0.5, 1.0], np.float32), np.zeros(2, np.float32)) is None
+def test_routing(backend, shape):
+    # Each row's mode, decided on the host for host parameters (the kernels decide the same per
+    # row for device arrays): greedy, unfiltered, tile (0 < top_k <= 256), min-p only, and the
+    # histogram path for the rest; top_k >= n_vocab is off.
+    plan = rs.Sampler(7, 40, "float32", _block=shape["block"]).plan
+    t = np.array([0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0], np.float32)
+    k = np.array([5, 0, 5, 0, 0, 0, 40], np.int64)
+    p = np.array([1.0, 1.0, 0.5, 1.0, 0.5, 0.5, 1.0], np.float32)
+    mp = np.array([0.0, 0.0, 0.0, 0.1, 0.1, 0.0, 0.0], np.float32)
+    M = KF
+    assert list(router.modes(plan, router.Host(t, k, p, mp))) == [
+        M.MODE_GREEDY, M.MODE_RACE, M.MODE_TILE, M.MODE_MINP, M.MODE_HIST, M.MODE_GREEDY,
+        M.MODE_RACE]
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert r.fast and r.draw and r.tile and r.hist and r.select
+    # a device array: every kernel, the rows decide
+    assert router.modes(plan, router.Host(None, k, p, mp)) is None
+    r = router.route(plan, router.Host(None, k, p, mp))
+    assert r.fast and r.draw and r.tile and r.hist and r.select
+    r = router.route(plan, router.Host(t[:1], k[:1] * 0, p[:1], mp[:1]))
+    assert r.fast and not (r.draw or r.tile or r.hist or r.select)   # greedy: phase 1 alone
+    wide = rs.Sampler(1, KF.KCAP + 8, "float32", _block=shape["block"]).plan
+    assert list(router.modes(wide, router.Host(t[1:2], np.array([KF.KCAP + 1]), p[1:2],
+                                               mp[1:2]))) == [M.MODE_HIST]
+    general = rs.Sampler(1, 40, "float32", _block=shape["block"], _path="general").plan
+    assert not router.route(general, router.Host(t[1:2], k[1:2], p[1:2], mp[1:2])).fast
 
 
 def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():
@@ -207,7 +212,7 @@ def test_fused_launch_counts_reset_between_calls(backend, shape, rng, params):
         tok, _ = plan(lg, seed=seed, position=call, check=False, **params)
         compare(backend, lg, tok, seed=seed, position=call, **params)
         assert not host(backend, plan._row_done).any()
-    shifted = np.full(rows, 2 * plan.splits, np.int32)
+    shifted = np.full((3, rows), 2 * plan.splits, np.int32)   # the three split-grid kernels' counts
     plan._row_done.copy_to_device(shifted)
     lg = (rng.normal(size=(rows, vocab)) * 3).astype(np.float32)
     tok, _ = plan(lg, seed=seed, position=9, check=False, **params)

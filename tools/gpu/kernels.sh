@@ -13,7 +13,7 @@
 # and pytest's "passed" line. Under a sanitizer the large shapes and the frequency tests are
 # left out (hours under racecheck); they run in PART=tests.
 source tools/gpu/env.sh
-SAMPLING_TESTS="tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.py \
+SAMPLING_TESTS="tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.py tests/kernels/test_sampling_hist.py \
   tests/kernels/test_sampling_philox.py tests/kernels/test_sampling_errors_audit.py \
   tests/kernels/test_sampler_capture.py $(ls tests/regress/test_sampling_*.py) \
   tests/regress/test_seed_position_host_forms.py tests/regress/test_fast_finalize_fold_past_256_splits.py"

@@ -1,0 +1,896 @@
+"""Device code for the histogram path: top_p, min_p, large top_k and any mix of them.
+
+``make(cuda, load, h, f)`` compiles, for one logits loader, the two kernels that finish the rows
+phase 1 (``rocsample.kernels.sampling_fast``) left in state: MINP rows (min_p without top_p or
+top_k) and HIST rows (top_p < 1, or top_k above the tile path's limit, with any min_p, in either
+order). Rows of other modes leave both kernels at once, so with device parameter arrays every
+kernel is launched and each row takes its own path.
+
+The filters as prefixes. Every SPEC §2 filter keeps a prefix of the row sorted by (key desc,
+index asc), key = the raw logit (llama) or the scaled logit (vllm). With N the tokens in the
+order (llama: the finite ones; vllm with min_p: those passing min_p, which come first), the
+survivors are the first ``L = min(K, P, M)`` where ``K = min(k, N)`` (top_k off: N), P the first
+position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of the first K
+(top_p off: no limit), and M (llama with min_p only) the count of tokens with
+``float64(key) >= thr``: they too are a prefix. Masses are the reference's
+``floor(exp(float64(key) - float64(key_max)) * 2**40 + 0.5)``, exact int64 sums.
+
+1. ``_sample_hist_kernel`` (grid splits x rows, the second read of the row). MINP rows: the
+   Gumbel-max over the tokens passing min_p (an exact per-token test), and the row is done.
+   HIST rows: per-row histograms over ``HB`` bins of the key's distance below the row maximum,
+   ``floor((key_max - key) * 64)`` in float32 (monotone in the key, so each bin is a contiguous
+   stretch of the order; the last bin takes every distance >= 32), of token counts and (top_p)
+   masses; the llama min-p count M. A row with top_k also gathers every token whose key is at
+   least ``tau``, the bound phase 1's tile maxima give (at least k tokens reach it, so the first
+   K do): the candidates are then a prefix of the order, and when they fit (``capg``) the row's
+   last block sorts them and finishes the row from them alone (two reads in all). Otherwise
+   the last block finds, from the histograms, the bins that hold position L - 1:
+   ``[Blo, Bhi]`` (one bin unless a top-k cut inside its bin leaves Z, hence the top-p target,
+   a range), plus the bin of position K - 1 when Z needs its tokens (``BkP``).
+2. ``_sample_select_kernel`` (grid splits x rows, the third read, HIST rows of the second
+   kind): tokens of bins below Blo all survive and are drawn at once (Philox only for them);
+   tokens of bins Blo..Bhi and BkP are gathered. The last block sorts the gathered tokens
+   (their positions follow from the bin counts), applies K, Z, P and M exactly on them, draws
+   over the surviving ones and folds that with the split winners.
+
+Adversarial rows whose candidate bins overflow ``capg`` (constant or heavily tied rows, very
+narrow ones) are finished exactly by the last block alone: radix selects over the row on the
+63-bit (key, -index) composite, by count for position K - 1, by mass for P, a minimum for M,
+then the draw over every token at or above position L - 1 (about 20 single-block passes).
+
+Every choice is an exact comparison or an integer sum, so tokens do not depend on split count,
+block size or atomic order (the histograms are integer sums too).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from rocsample.kernels import JIT_CACHE
+from rocsample.kernels import sampling_fast as F
+
+#: Bins per unit of key distance, and the histogram size (the last bin: every distance >= 32).
+HR = np.float32(64.0)
+HB = F.HB
+_FAR = HB - 1
+_FARD = np.float32((HB - 1) / 64.0)
+#: Gathered candidates per row the last block can sort (shared memory); above it: the radix
+#: fallback.
+CAPG = 1024
+#: float64 distances below this have mass 0 (exp(-29) * 2**40 < 0.5).
+_MASS_CUT = np.float64(-29.0)
+_BIG = np.int64(1) << np.int64(62)   # a position past every row
+_I64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
+_MAX_BLOCK = F.MAX_BLOCK
+_NBIN = F.NBIN
+_RBITS = 8
+#: Loads in flight per thread in the streaming passes.
+_UNROLL = 4
+_RBINS = 1 << _RBITS
+
+_MASS_SCALE = np.float64(2.0 ** 40)
+_MASS_ONE = np.int64(1) << np.int64(40)
+_F64_HALF = np.float64(0.5)
+_F32_0 = np.float32(0.0)
+_F32_1 = np.float32(1.0)
+_F32_NINF = np.float32(-np.inf)
+_F32_NAN = np.float32(np.nan)
+_F32_NONE = np.float32(np.nan)
+_F64_NINF = np.float64(-np.inf)
+_F64_0 = np.float64(0.0)
+_I64_0 = np.int64(0)
+_I64_1 = np.int64(1)
+_I64_M1 = np.int64(-1)
+_LOW31 = np.int64(0x7FFFFFFF)
+_S31 = np.int64(31)
+
+assert HB == 2048 and CAPG <= HB // 2
+
+
+def make(cuda, load, h, f):
+    """Compile the histogram-path kernels for one logits loader.
+
+    Parameters
+    ----------
+    cuda : module
+        numba.cuda, its simulator, or numba.hip posing as cuda.
+    load : device function ``load(x, row, i) -> float32``
+    h : namespace
+        Shared device helpers (``rocsample.kernels.sampling.build``): ``is_finite``,
+        ``order_key``, ``token_gumbel``, ``atomic_add``.
+    f : namespace
+        The fast path's helpers (``rocsample.kernels.sampling_fast.make(...).helpers``).
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``_sample_hist_kernel`` and ``_sample_select_kernel``.
+    """
+    is_finite = h.is_finite
+    order_key = h.order_key
+    token_gumbel = h.token_gumbel
+    atomic_add = h.atomic_add
+    row_mode = f.row_mode
+    key_value = f.key_value
+    comp_token = f.comp_token
+    dist_bin = f.dist_bin
+    bin_dlim = f.bin_dlim
+    digit_pick = f.digit_pick
+    bitonic_desc = f.bitonic_desc
+    block_incl_scan = f.block_incl_scan
+
+    # --- per-token helpers ------------------------------------------------------------------
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hbin(fv, kf):
+        # Bin of a filter value below the row's maximum filter value kf: floor((kf - fv) * 64)
+        # in float32, monotone in fv (equal values share a bin), the last bin for >= 32.
+        if fv == kf:
+            return _I64_0   # also an infinite maximum and its equals
+        d = np.float32(kf - fv)
+        if not d < _FARD:
+            return np.int64(_FAR)
+        return np.int64(np.int32(d * HR))   # < 2047: a 32-bit conversion
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hmass(fv, xm):
+        # The reference's integer mass of a filter value (xm = float64(kf)).
+        if np.float64(fv) == xm:
+            return _MASS_ONE   # the full unit, also for an infinite scaled maximum
+        d = np.float64(fv) - xm
+        if not d > _MASS_CUT:
+            return _I64_0
+        return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def filt(v, inv_t, vllm):
+        # The filter value: the raw logit (llama) or the scaled logit (vllm).
+        if vllm:
+            return np.float32(v * inv_t)
+        return v
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def comp_of(fv, i):
+        return (order_key(fv) << _S31) | (_LOW31 - np.int64(i))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def score_comp(v, inv_t, sd, ps, i):
+        # The (Gumbel score key, -index) composite of a drawn token (v the raw logit).
+        g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
+        return (order_key(g) << _S31) | (_LOW31 - np.int64(i))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def score_from_scaled(s, sd, ps, i):
+        # vllm: the candidate's key is already the scaled logit
+        g = s + token_gumbel(sd, ps, i)
+        return (order_key(g) << _S31) | (_LOW31 - np.int64(i))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def row_setup(temp, topk, topp, minp, vllm, si, row, n, kcap):
+        # The row's parameters, its mode, and the filter-key maximum from phase 1's state.
+        t = temp[row]
+        k = topk[row]
+        p = topp[row]
+        mp = minp[row]
+        mode = row_mode(t, k, p, mp, n, kcap)
+        inv_t = _F32_1
+        if t > _F32_0:
+            inv_t = _F32_1 / t
+        cvm = si[row, F.HS_KMAX]
+        m = key_value(cvm >> _S31)
+        kf = m
+        if vllm:
+            kf = np.float32(m * inv_t)
+        xm = np.float64(kf)
+        thr = _F64_NINF
+        if mp > _F32_0:
+            thr = xm + math.log(np.float64(mp))
+        return mode, t, k, p, mp, inv_t, kf, xm, thr
+
+    # --- block-wide helpers (every thread of the block calls them) --------------------------
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def block_max(sm, v, tid, bs):
+        # The largest int64 v over the block (bs a power of two), to every thread.
+        sm[tid] = v
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step and sm[tid + step] > sm[tid]:
+                sm[tid] = sm[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        r = sm[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def block_sum(sm, v, tid, bs):
+        # The int64 sum of v over the block (bs a power of two), to every thread.
+        sm[tid] = v
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step:
+                sm[tid] += sm[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        r = sm[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def last_block(ctr, row, nsplit, tid, flag):
+        # Phase 1's counting scheme (see there): True in the row's last block to finish, after
+        # a fence; every thread of the block calls it after its block's work.
+        cuda.threadfence()
+        cuda.syncthreads()
+        if tid == 0:
+            done = np.uint32(atomic_add(ctr, row, np.int32(1)))
+            flag[0] = 0
+            if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
+                flag[0] = 1
+                atomic_add(ctr, row, np.int32(-nsplit))
+                cuda.threadfence()
+        cuda.syncthreads()
+        return flag[0] != 0
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fold_partials(pi, row, nsplit, tid, bs, sm):
+        # The best of the splits' winner composites pi[row, s, 2].
+        best = _I64_M1
+        s = tid
+        while s < nsplit:
+            c = pi[row, s, 2]
+            if c > best:
+                best = c
+            s += bs
+        return block_max(sm, best, tid, bs)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def write_token(x, row, c, lp, sf, tokens, logprobs, status, si):
+        # Thread 0: the winner composite c's token (c >= 0: the row has a finite logit).
+        tok = comp_token(c)
+        tokens[row] = np.int32(tok)
+        if lp != 0:
+            logprobs[row] = np.float32(np.float64(load(x, row, tok)) - sf[row, F.HF_LSE])
+        else:
+            logprobs[row] = _F32_NAN
+        status[row] = F.STATUS_OK
+        si[row, F.HS_DONE] = 1
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def tile_tau(tm, row, G, kk, kkey, inv_t, vllm, tid, bs, th, sc, sm_r):
+        # A key bound every one of the first k tokens reaches, from phase 1's G tile maxima: the
+        # lowest key of the distance bin (dist_bin, as in the tile finalize) where the tiles
+        # counted from the maximum down reach k. -1: fewer than k finite tiles.
+        b = tid
+        while b < F.NBIN:
+            th[b] = np.int32(0)
+            b += bs
+        cuda.syncthreads()
+        j = np.int64(tid)
+        while j < G:
+            v = tm[row, j]
+            if is_finite(v):
+                kv = order_key(filt(v, inv_t, vllm))
+                atomic_add(th, dist_bin(kkey - kv), np.int32(1))
+            j += np.int64(bs)
+        cuda.syncthreads()
+        per = (F.NBIN + bs - 1) // bs
+        c = _I64_0
+        for q in range(per):
+            b2 = tid * per + q
+            if b2 < F.NBIN:
+                c += np.int64(th[b2])
+        sc[tid] = c
+        if tid == 0:
+            sm_r[0] = _I64_M1
+        cuda.syncthreads()
+        block_incl_scan(sc, tid, bs)
+        run = sc[tid] - c
+        if run < kk and run + c >= kk:
+            for q in range(per):
+                b2 = tid * per + q
+                if b2 < F.NBIN:
+                    hb = np.int64(th[b2])
+                    if run < kk and run + hb >= kk:
+                        tau = kkey - bin_dlim(np.int64(b2))
+                        if tau < _I64_0:
+                            tau = _I64_0
+                        sm_r[0] = tau
+                    run += hb
+        cuda.syncthreads()
+        r = sm_r[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def seg_prefix(hc, hm, row, tid, bs, sc, sq):
+        # Inclusive prefix sums, over the threads' contiguous segments of the row's HB bins, of
+        # the counts (sc) and masses (sq).
+        per = (HB + bs - 1) // bs
+        c = _I64_0
+        q_ = _I64_0
+        for u in range(per):
+            b = tid * per + u
+            if b < HB:
+                c += hc[row, b]
+                q_ += hm[row, b]
+        sc[tid] = c
+        sq[tid] = q_
+        cuda.syncthreads()
+        block_incl_scan(sc, tid, bs)
+        block_incl_scan(sq, tid, bs)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def seg_find(hc, hm, row, need, use_mass, tid, bs, sc, sq, sm_r, slot):
+        # After seg_prefix: the first bin b whose running count (or mass) reaches need (>= 1)
+        # and the count and mass of the bins before it, into sm_r[slot : slot + 3]; every
+        # thread gets them.
+        per = (HB + bs - 1) // bs
+        if tid == 0:
+            sm_r[slot] = np.int64(HB)
+            sm_r[slot + 1] = sc[bs - 1]
+            sm_r[slot + 2] = sq[bs - 1]
+        cuda.syncthreads()
+        cb = _I64_0
+        qb = _I64_0
+        if tid > 0:
+            cb = sc[tid - 1]
+            qb = sq[tid - 1]
+        before = cb
+        seg = sc[tid] - cb
+        if use_mass:
+            before = qb
+            seg = sq[tid] - qb
+        if before < need and need <= before + seg:
+            found = False
+            for u in range(per):
+                b = tid * per + u
+                if b < HB and not found:
+                    hcb = hc[row, b]
+                    hmb = hm[row, b]
+                    val = hcb
+                    if use_mass:
+                        val = hmb
+                    if before + val >= need:
+                        sm_r[slot] = np.int64(b)
+                        sm_r[slot + 1] = cb
+                        sm_r[slot + 2] = qb
+                        found = True
+                    cb += hcb
+                    qb += hmb
+                    before += val
+        cuda.syncthreads()
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def sort_cands(cand, row, C, cs, tid, bs):
+        # cs[0:C] = the row's C gathered composites, sorted descending (distinct: the index is
+        # part of each).
+        P2 = np.int64(1)
+        while P2 < C:
+            P2 *= 2
+        j = np.int64(tid)
+        while j < P2:
+            v = _I64_M1
+            if j < C:
+                v = cand[row, j]
+            cs[j] = v
+            j += np.int64(bs)
+        cuda.syncthreads()
+        if P2 > 1:
+            bitonic_desc(cs, P2, tid, bs)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def resolve(cs, ms, CA, C, posA, QA, posB, QB, K, M, Zex, p, minp_llama, thr, xm, vllm,
+                inv_t, sd, ps, best0, tid, bs, sm, sm_r):
+        # The winner of a row from its sorted candidates cs[0:C]: group A = cs[0:CA] holds the
+        # positions posA .. posA + CA - 1 of the order (QA: the mass before them), group B =
+        # cs[CA:C] the positions from posB (QB before them; used only for Z). K, M as in the
+        # module notes (M: _BIG for none; minp_llama: count M among group A here, which then
+        # holds every passing token unless all of A passes), Zex the exact Z or -1, best0 the
+        # best composite of the survivors not in the list (-1: none). Returns the winner's
+        # composite (every thread).
+        bsw = np.int64(bs)
+        need_p = p < _F32_1
+        if need_p:
+            j = np.int64(tid)
+            while j < C:
+                ms[j] = hmass(key_value(cs[j] >> _S31), xm)
+                j += bsw
+            cuda.syncthreads()
+        # M from group A (llama min-p): passing tokens are a prefix of A
+        if minp_llama:
+            c_ = _I64_0
+            j = np.int64(tid)
+            while j < CA:
+                if np.float64(key_value(cs[j] >> _S31)) >= thr:
+                    c_ += _I64_1
+                j += bsw
+            ma = block_sum(sm, c_, tid, bs)
+            if ma < CA:
+                M = posA + ma
+        # Z: the mass of the first K tokens
+        Z = Zex
+        if need_p and Z < _I64_0:
+            lo = posA
+            base = QA
+            first = _I64_0
+            if K - 1 >= posA + CA:
+                lo = posB
+                base = QB
+                first = CA
+            cnt = K - lo   # tokens of the group before position K
+            s_ = _I64_0
+            j = np.int64(tid)
+            while j < cnt:
+                s_ += ms[first + j]
+                j += bsw
+            Z = base + block_sum(sm, s_, tid, bs)
+        # P: the first position of A whose running mass reaches the target (an inclusive scan
+        # of A's masses over contiguous per-thread segments)
+        P = _BIG
+        if need_p:
+            tgt = np.int64(math.ceil(np.float64(p) * np.float64(Z)))
+            if tgt > Z:
+                tgt = Z
+            per = (CA + bsw - 1) // bsw
+            s_ = _I64_0
+            for u in range(per):
+                j = np.int64(tid) * per + u
+                if j < CA:
+                    s_ += ms[j]
+            sm[tid] = s_
+            if tid == 0:
+                sm_r[12] = _BIG
+            cuda.syncthreads()
+            block_incl_scan(sm, tid, bs)
+            run = QA + sm[tid] - s_
+            for u in range(per):
+                j = np.int64(tid) * per + u
+                if j < CA:
+                    if run < tgt and run + ms[j] >= tgt:
+                        sm_r[12] = posA + j + _I64_1
+                    run += ms[j]
+            cuda.syncthreads()
+            P = sm_r[12]
+            cuda.syncthreads()
+        L = K
+        if P < L:
+            L = P
+        if M < L:
+            L = M
+        nS = L - posA
+        if nS > CA:
+            nS = CA
+        best = best0
+        j = np.int64(tid)
+        while j < nS:
+            c = cs[j]
+            fv = key_value(c >> _S31)
+            ii = comp_token(c)
+            v = fv
+            if vllm:
+                sc_ = score_from_scaled(fv, sd, ps, ii)
+            else:
+                sc_ = score_comp(v, inv_t, sd, ps, ii)
+            if sc_ > best:
+                best = sc_
+            j += bsw
+        return block_max(sm, best, tid, bs)
+
+    # --- the radix fallback (one block, passes over the row) --------------------------------
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def member(v, inv_t, vllm, minp_vllm, thr):
+        # (in the order?, filter value): finite, and for vllm with min-p passing it.
+        if not is_finite(v):
+            return False, _F32_0
+        fv = filt(v, inv_t, vllm)
+        if minp_vllm and not np.float64(fv) >= thr:
+            return False, fv
+        return True, fv
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def radix_select(x, row, n, inv_t, vllm, minp_vllm, thr, xm, need, by_mass, tid, bs,
+                     hist, sm_s, sm_r):
+        # The composite of the order position where the running count (by_mass: mass) from
+        # the top first reaches need (>= 1): eight digit passes over the row.
+        prefix = _I64_0
+        bsw = np.int64(bs)
+        for rnd in range(8):
+            sh = np.int64(56 - 8 * rnd)
+            b = tid
+            while b < _RBINS:
+                hist[b] = _I64_0
+                b += bs
+            cuda.syncthreads()
+            i = np.int64(tid)
+            while i < n:
+                v = load(x, row, i)
+                ok, fv = member(v, inv_t, vllm, minp_vllm, thr)
+                if ok:
+                    c = comp_of(fv, i)
+                    if rnd == 0 or (c >> (sh + np.int64(8))) == prefix:
+                        w = _I64_1
+                        if by_mass:
+                            w = hmass(fv, xm)
+                        if w > _I64_0:
+                            atomic_add(hist, (c >> sh) & np.int64(_RBINS - 1), w)
+                i += bsw
+            cuda.syncthreads()
+            digit_pick(hist, sm_s, sm_r, tid, bs, need)
+            prefix = (prefix << np.int64(8)) | sm_r[0]
+            need -= sm_r[1]
+            cuda.syncthreads()
+        return prefix
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fallback(x, row, n, k, p, mp, vllm, inv_t, thr, xm, ntot, sd, ps, tid, bs, hist, sm_s,
+                 sm_r):
+        # The row's winner by selects over the whole row (any row; used when candidates
+        # overflow). ntot: the tokens in the order.
+        minp_vllm = vllm and mp > _F32_0
+        bsw = np.int64(bs)
+        K = ntot
+        if k > 0 and k < ntot:
+            K = np.int64(k)
+        cL = radix_select(x, row, n, inv_t, vllm, minp_vllm, thr, xm, K, False, tid, bs, hist,
+                          sm_s, sm_r)
+        if p < _F32_1:
+            z = _I64_0
+            i = np.int64(tid)
+            while i < n:
+                ok, fv = member(load(x, row, i), inv_t, vllm, minp_vllm, thr)
+                if ok and comp_of(fv, i) >= cL:
+                    z += hmass(fv, xm)
+                i += bsw
+            Z = block_sum(sm_s, z, tid, bs)
+            tgt = np.int64(math.ceil(np.float64(p) * np.float64(Z)))
+            if tgt > Z:
+                tgt = Z
+            cP = radix_select(x, row, n, inv_t, vllm, minp_vllm, thr, xm, tgt, True, tid, bs,
+                              hist, sm_s, sm_r)
+            if cP > cL:
+                cL = cP
+        if (not vllm) and mp > _F32_0:
+            # llama min-p: the last passing position is the smallest passing composite
+            lo = _I64_MAX   # composites reach 2**63 - 1
+            i = np.int64(tid)
+            while i < n:
+                v = load(x, row, i)
+                if is_finite(v) and np.float64(v) >= thr:
+                    c = comp_of(v, i)
+                    if c < lo:
+                        lo = c
+                i += bsw
+            cM = -block_max(sm_s, -lo, tid, bs)
+            if cM > cL:
+                cL = cM
+        best = _I64_M1
+        i = np.int64(tid)
+        while i < n:
+            v = load(x, row, i)
+            ok, fv = member(v, inv_t, vllm, minp_vllm, thr)
+            if ok and comp_of(fv, i) >= cL:
+                c = score_comp(v, inv_t, sd, ps, i)
+                if c > best:
+                    best = c
+            i += bsw
+        return block_max(sm_s, best, tid, bs)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hist_token(v, i, inv_t, vllm, minp_vllm, minp_llama, need_p, thr, kf, xm, tkey, shc, shm,
+                   si, row, cand, capg, far, mc):
+        # One token of a HIST row in the histogram pass: its bin's count and (top_p) mass, the
+        # llama min-p count, and the gather at or above the tile bound.
+        if is_finite(v):
+            fv = filt(v, inv_t, vllm)
+            f64 = np.float64(fv)
+            if not (minp_vllm and not f64 >= thr):
+                bi = hbin(fv, kf)
+                if bi == _FAR:
+                    far += np.int32(1)
+                else:
+                    atomic_add(shc, bi, np.int32(1))
+                    if need_p:
+                        q_ = hmass(fv, xm)
+                        if q_ > _I64_0:
+                            atomic_add(shm, bi, q_)
+                if minp_llama and f64 >= thr:
+                    mc += _I64_1
+                kv = order_key(fv)
+                if kv >= tkey:
+                    slot = atomic_add(si, (row, F.HS_NC), _I64_1)
+                    if slot < capg:
+                        cand[row, slot] = (kv << _S31) | (_LOW31 - np.int64(i))
+        return far, mc
+
+    # --- the kernels ------------------------------------------------------------------------
+    @cuda.jit(cache=JIT_CACHE)
+    def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
+                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+        split = cuda.blockIdx.x
+        row = cuda.blockIdx.y
+        tid = cuda.threadIdx.x
+        bs = cuda.blockDim.x
+        nsplit = cuda.gridDim.x
+        shc = cuda.shared.array(HB, np.int32)
+        shm = cuda.shared.array(HB, np.int64)
+        sm = cuda.shared.array(_MAX_BLOCK, np.int64)
+        sq = cuda.shared.array(_MAX_BLOCK, np.int64)
+        th = cuda.shared.array(_NBIN, np.int32)
+        sm_r = cuda.shared.array(16, np.int64)
+        flag = cuda.shared.array(1, np.int32)
+        is_vllm = vllm != 0
+        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
+                                                          row, n, kcap)
+        if mode != F.MODE_MINP and mode != F.MODE_HIST:
+            return
+        if si[row, F.HS_DONE] != 0:
+            return
+        sd = seed[row]
+        ps = pos[row]
+        bsw = np.int64(bs)
+        lo = np.int64(split) * chunk
+        hi = min(lo + chunk, n)
+        if mode == F.MODE_MINP:
+            # every token passing min-p survives: the draw, now
+            best = _I64_M1
+            i = lo + np.int64(tid)
+            vals = cuda.local.array(_UNROLL, np.float32)
+            while i < hi:
+                for u in range(_UNROLL):
+                    j = i + np.int64(u) * bsw
+                    vu = _F32_NAN
+                    if j < hi:
+                        vu = load(x, row, j)
+                    vals[u] = vu
+                for u in range(_UNROLL):
+                    v = vals[u]
+                    if is_finite(v) and np.float64(filt(v, inv_t, is_vllm)) >= thr:
+                        c = score_comp(v, inv_t, sd, ps, i + np.int64(u) * bsw)
+                        if c > best:
+                            best = c
+                i += bsw * np.int64(_UNROLL)
+            best = block_max(sm, best, tid, bs)
+            if tid == 0:
+                pi[row, split, 2] = best
+            if not last_block(ctr, row, nsplit, tid, flag):
+                return
+            best = fold_partials(pi, row, nsplit, tid, bs, sm)
+            if tid == 0:
+                write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+            return
+        # ---- HIST ------------------------------------------------------------------------
+        need_p = p < _F32_1
+        minp_vllm = is_vllm and mp > _F32_0
+        minp_llama = (not is_vllm) and mp > _F32_0
+        kon = k > 0 and k < n
+        kkey = order_key(kf)
+        tau = _I64_M1
+        G = np.int64(nsplit) * np.int64(tpt)
+        if kon and G >= np.int64(k):
+            tau = tile_tau(tm, row, G, np.int64(k), kkey, inv_t, is_vllm, tid, bs, th, sm, sm_r)
+        b = tid
+        while b < HB:
+            shc[b] = np.int32(0)
+            shm[b] = _I64_0
+            b += bs
+        cuda.syncthreads()
+        far = np.int32(0)
+        mc = _I64_0
+        tkey = tau
+        if tau < _I64_0:
+            tkey = np.int64(1) << np.int64(40)   # no gather: above every key
+        i = lo + np.int64(tid)
+        vals = cuda.local.array(_UNROLL, np.float32)
+        # _UNROLL loads per thread in flight (predicated: NaN past the end is skipped)
+        while i < hi:
+            for u in range(_UNROLL):
+                j = i + np.int64(u) * bsw
+                vu = _F32_NAN
+                if j < hi:
+                    vu = load(x, row, j)
+                vals[u] = vu
+            for u in range(_UNROLL):
+                far, mc = hist_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, minp_vllm,
+                                     minp_llama, need_p, thr, kf, xm, tkey, shc, shm, si, row,
+                                     cand, capg, far, mc)
+            i += bsw * np.int64(_UNROLL)
+        if far > np.int32(0):
+            atomic_add(shc, _FAR, far)
+        if minp_llama:
+            mc = block_sum(sm, mc, tid, bs)
+            if tid == 0 and mc > _I64_0:
+                atomic_add(si, (row, F.HS_MCNT), mc)
+        cuda.syncthreads()
+        b = tid
+        while b < HB:
+            c32 = shc[b]
+            if c32 != np.int32(0):
+                atomic_add(hc, (row, b), np.int64(c32))
+            q_ = shm[b]
+            if q_ != _I64_0:
+                atomic_add(hm, (row, b), q_)
+            b += bs
+        if not last_block(ctr, row, nsplit, tid, flag):
+            return
+        # ---- the row's last block: finish from the candidates, or place the boundary bins --
+        seg_prefix(hc, hm, row, tid, bs, sm, sq)
+        ntot = sm[bs - 1]
+        K = ntot
+        if kon and np.int64(k) < ntot:
+            K = np.int64(k)
+        nc = si[row, F.HS_NC]
+        cuda.syncthreads()
+        if tau >= _I64_0 and nc <= capg:
+            # the candidates are the prefix of the order down to tau, and hold the first K
+            sort_cands(cand, row, nc, shm, tid, bs)
+            M = _BIG
+            best = resolve(shm, shm[CAPG:], nc, nc, _I64_0, _I64_0, _I64_0, _I64_0, K, M,
+                           _I64_M1, p, minp_llama, thr, xm, is_vllm, inv_t, sd, ps, _I64_M1,
+                           tid, bs, sm, sm_r)
+            if tid == 0:
+                write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+            return
+        # boundary bins from the histograms
+        seg_find(hc, hm, row, K, False, tid, bs, sm, sq, sm_r, 0)       # Bk: position K - 1
+        Bk = sm_r[0]
+        CKB = sm_r[1]
+        QKB = sm_r[2]
+        hck = hc[row, Bk]
+        hmk = hm[row, Bk]
+        kpart = CKB + hck > K
+        Zex = _I64_M1
+        tlo = _BIG
+        thi = _BIG
+        if need_p:
+            if not kpart:
+                Zex = QKB + hmk
+                tlo = np.int64(math.ceil(np.float64(p) * np.float64(Zex)))
+                if tlo > Zex:
+                    tlo = Zex
+                thi = tlo
+            else:
+                zl = QKB
+                zh = QKB + hmk
+                tlo = np.int64(math.ceil(np.float64(p) * np.float64(zl)))
+                if tlo > zl:
+                    tlo = zl
+                thi = np.int64(math.ceil(np.float64(p) * np.float64(zh)))
+                if thi > zh:
+                    thi = zh
+            if tlo < _I64_1:
+                tlo = _I64_1
+            if thi < _I64_1:
+                thi = _I64_1
+        Bplo = np.int64(HB)
+        Bphi = np.int64(HB)
+        if need_p:
+            seg_find(hc, hm, row, tlo, True, tid, bs, sm, sq, sm_r, 3)
+            seg_find(hc, hm, row, thi, True, tid, bs, sm, sq, sm_r, 6)
+            Bplo = sm_r[3]
+            Bphi = sm_r[6]
+        M = _BIG
+        Bm = np.int64(HB)
+        if minp_llama:
+            M = si[row, F.HS_MCNT]
+            seg_find(hc, hm, row, M, False, tid, bs, sm, sq, sm_r, 9)
+            Bm = sm_r[9]
+        if tid == 0:
+            # Blo / Bhi and the count and mass before Blo, from the search that found Blo
+            blo = Bk
+            clo = CKB
+            qlo = QKB
+            if need_p and Bplo < blo:
+                blo = Bplo
+                clo = sm_r[4]
+                qlo = sm_r[5]
+            if minp_llama and Bm < blo:
+                blo = Bm
+                clo = sm_r[10]
+                qlo = sm_r[11]
+            bhi = Bk
+            chi = CKB + hck   # the count through Bhi
+            if need_p and Bphi < bhi:
+                bhi = Bphi
+                chi = sm_r[7] + hc[row, Bphi]
+            if minp_llama and Bm < bhi:
+                bhi = Bm
+                chi = sm_r[10] + hc[row, Bm]
+            bkp = _I64_M1
+            if need_p and kpart and Bk > bhi:
+                bkp = Bk
+            si[row, F.HS_BLO] = blo
+            si[row, F.HS_BHI] = bhi
+            si[row, F.HS_BKP] = bkp
+            si[row, F.HS_CLO] = clo
+            si[row, F.HS_QLO] = qlo
+            si[row, F.HS_CA] = chi - clo
+            si[row, F.HS_K] = K
+            si[row, F.HS_M] = M
+            si[row, F.HS_Z] = Zex
+            si[row, F.HS_CKB] = CKB
+            si[row, F.HS_QKB] = QKB
+            si[row, F.HS_NC] = 0
+            si[row, F.HS_NTOT] = ntot
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _sample_select_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, kcap,
+                              pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+        split = cuda.blockIdx.x
+        row = cuda.blockIdx.y
+        tid = cuda.threadIdx.x
+        bs = cuda.blockDim.x
+        nsplit = cuda.gridDim.x
+        cs = cuda.shared.array(CAPG, np.int64)
+        ms = cuda.shared.array(CAPG, np.int64)
+        sm = cuda.shared.array(_MAX_BLOCK, np.int64)
+        hist = cuda.shared.array(_RBINS, np.int64)
+        sm_r = cuda.shared.array(16, np.int64)
+        flag = cuda.shared.array(1, np.int32)
+        is_vllm = vllm != 0
+        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
+                                                          row, n, kcap)
+        if mode != F.MODE_HIST:
+            return
+        if si[row, F.HS_DONE] != 0:
+            return
+        sd = seed[row]
+        ps = pos[row]
+        bsw = np.int64(bs)
+        minp_vllm = is_vllm and mp > _F32_0
+        blo = si[row, F.HS_BLO]
+        bhi = si[row, F.HS_BHI]
+        bkp = si[row, F.HS_BKP]
+        lo = np.int64(split) * chunk
+        hi = min(lo + chunk, n)
+        best = _I64_M1
+        i = lo + np.int64(tid)
+        vals = cuda.local.array(_UNROLL, np.float32)
+        while i < hi:
+            for u in range(_UNROLL):
+                j = i + np.int64(u) * bsw
+                vu = _F32_NAN
+                if j < hi:
+                    vu = load(x, row, j)
+                vals[u] = vu
+            for u in range(_UNROLL):
+                v = vals[u]
+                j = i + np.int64(u) * bsw
+                ok, fv = member(v, inv_t, is_vllm, minp_vllm, thr)
+                if ok:
+                    b = hbin(fv, kf)
+                    if b < blo:
+                        c = score_comp(v, inv_t, sd, ps, j)
+                        if c > best:
+                            best = c
+                    elif b <= bhi or b == bkp:
+                        slot = atomic_add(si, (row, F.HS_NC), _I64_1)
+                        if slot < capg:
+                            cand[row, slot] = comp_of(fv, j)
+            i += bsw * np.int64(_UNROLL)
+        best = block_max(sm, best, tid, bs)
+        if tid == 0:
+            pi[row, split, 2] = best
+        if not last_block(ctr, row, nsplit, tid, flag):
+            return
+        best0 = fold_partials(pi, row, nsplit, tid, bs, sm)
+        nc = si[row, F.HS_NC]
+        cuda.syncthreads()
+        if nc <= capg:
+            sort_cands(cand, row, nc, cs, tid, bs)
+            best = resolve(cs, ms, si[row, F.HS_CA], nc, si[row, F.HS_CLO], si[row, F.HS_QLO],
+                           si[row, F.HS_CKB], si[row, F.HS_QKB], si[row, F.HS_K],
+                           si[row, F.HS_M], si[row, F.HS_Z], p, False, thr, xm, is_vllm,
+                           inv_t, sd, ps, best0, tid, bs, sm, sm_r)
+        else:
+            best = fallback(x, row, n, k, p, mp, is_vllm, inv_t, thr, xm, si[row, F.HS_NTOT], sd,
+                            ps, tid, bs, hist, sm, sm_r)
+        if tid == 0:
+            write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+
+    return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
+                           _sample_select_kernel=_sample_select_kernel)
