@@ -32,9 +32,7 @@ top_p alone (+ min_p)                       3
 Rows whose boundary bins overflow the candidate list (constant or heavily tied rows) are
 finished by one block's radix selects over the row (about 20 single-block passes). A kernel
 that no row needs is not launched when the parameters are host values; with device parameter
-arrays every kernel is launched and rows that are not theirs leave at once. The former radix
-general path (``rocsample.kernels.sampling``) is still reachable with ``_path="general"`` (or
-a ``_block`` that is not a power of two).
+arrays every kernel is launched and rows that are not theirs leave at once.
 
 Exactness and determinism: winners are chosen by exact comparisons (index tie-breaks) and the
 top-p masses are fixed-point integer sums, so tokens never depend on the split count, the
@@ -108,8 +106,9 @@ class Sampler:
     order : {"llama", "vllm"}
         Filter order (SPEC §2).
     filters : bool
-        Reserve the radix-select histograms (needed for top_k / top_p); ``False`` keeps the
-        plan small for greedy / temperature / min_p use and raises if a call needs them.
+        Reserve the per-row histograms and candidate lists (needed for top_k / top_p);
+        ``False`` keeps the plan small for greedy / temperature / min_p use and raises if a call
+        needs them.
 
     Notes
     -----
@@ -138,8 +137,7 @@ class Sampler:
 
     def __init__(self, n_rows: int, n_vocab: int, dtype: str = "float32", *, stream=None,
                  order: str = "llama", filters: bool = True, _splits: int | None = None,
-                 _block: int | None = None, _cap: int | None = None,
-                 _path: str | None = None) -> None:
+                 _block: int | None = None, _cap: int | None = None) -> None:
         self.n_rows = V.check_int("n_rows", n_rows, 1)
         self.n_vocab = V.check_int("n_vocab", n_vocab, 1, 2**31 - 1)
         if dtype not in _LOGIT_DTYPES:
@@ -164,8 +162,7 @@ class Sampler:
             self.prewarm()
             return
         self.plan = SamplingPlan(be, self.stream.device, self.n_rows, self.n_vocab, dtype,
-                                 filters=self.filters, splits=_splits, block=_block, cap=_cap,
-                                 path=_path)
+                                 filters=self.filters, splits=_splits, block=_block, cap=_cap)
         self._ns = be.kernels(K.build)
         self._binder = Binder()
         self._streams: dict = {}  # (handle, device) -> Stream of a followed framework stream
@@ -749,9 +746,8 @@ def _logits_kind(logits, dtype) -> tuple[str, tuple[int, ...]]:
     return name, tuple(int(d) for d in logits.shape)
 
 
-def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap=None,
-              path=None):
-    """(the cached plan, the stream) of a one-off call's (shape, dtype, stream, order, path).
+def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap=None):
+    """(the cached plan, the stream) of a one-off call's (shape, dtype, stream, order).
 
     ``stream=None`` with torch or CuPy logits is the framework's current stream of the logits'
     device (read per call, cheaply); ``kx`` is the logits' :func:`interop.device_key` answer.
@@ -762,7 +758,7 @@ def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap
     else:
         st = be.stream(stream)
         shape_dtype = (logits.shape, logits.dtype.str) if isinstance(logits, np.ndarray) else None
-    key = (id(be), shape_dtype, dtype, st.device, st.handle, order, splits, block, cap, path)
+    key = (id(be), shape_dtype, dtype, st.device, st.handle, order, splits, block, cap)
     plan = _PLANS.get(key) if shape_dtype is not None else None
     if plan is not None:
         return plan, st
@@ -772,7 +768,7 @@ def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap
     if n_rows < 1:
         V.fail("logits", "at least one row", f"shape {(n_rows, n_vocab)}")
     plan = Sampler(n_rows, n_vocab, name, stream=st, order=order, _splits=splits,
-                   _block=block, _cap=cap, _path=path)
+                   _block=block, _cap=cap)
     if shape_dtype is None:
         return plan, st
     with _PLANS_LOCK:
@@ -790,7 +786,7 @@ _PLAN_ENTRIES = 16
 def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
            order: str = "llama", return_logprobs: bool = False, advance_position: bool = False,
            check: bool = True, out=None, stream=None, dtype: str | None = None, _splits=None,
-           _block=None, _cap=None, _path=None):
+           _block=None, _cap=None):
     """Sample one token per row with SPEC §2's filters and Gumbel-max draw.
 
     Parameters
@@ -881,7 +877,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         logits, kx = _io.adopt_key(be, logits)
     else:
         logits, kx = _io.adopt(logits), None
-    plan, st = _plan_for(be, logits, kx, dtype, stream, order, _splits, _block, _cap, _path)
+    plan, st = _plan_for(be, logits, kx, dtype, stream, order, _splits, _block, _cap)
     if not be.is_device:
         plan._check_logits(logits, dtype)
         return plan._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,
@@ -893,7 +889,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
 
 
 def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=None, stream=None,
-           dtype: str | None = None, _splits=None, _block=None, _path=None):
+           dtype: str | None = None, _splits=None, _block=None):
     """Greedy token per row: the lowest index among the maximal finite logits (one read).
 
     Parameters and returns as :func:`sample` with ``temperature=0``.
@@ -906,4 +902,4 @@ def argmax(logits, *, return_logprobs: bool = False, check: bool = True, out=Non
     """
     return sample(logits, temperature=0.0, seed=0, position=0, return_logprobs=return_logprobs,
                   check=check, out=out, stream=stream, dtype=dtype, _splits=_splits,
-                  _block=_block, _path=_path)
+                  _block=_block)

@@ -38,45 +38,35 @@ class SamplingPlan:
 
     Attributes
     ----------
-    block, final_block : int
-        Threads per phase-1 block and per general-path row block (a wavefront multiple).
+    block : int
+        Threads per block of the split-grid kernels (a power of two, a wavefront multiple).
     splits, chunk : int
-        Phase-1 blocks per row and the logits each streams.
+        Blocks per row and the logits each streams.
     tpt, cap, fast_final_block : int
-        Fast path: tile maxima per split, candidate capacity, phase-2 block.
-    fast_ok : bool
-        Whether the fast path can serve this plan at all (power-of-two blocks, not forced off).
-    path : {None, "fast", "general"}
-        A forced path (tests); None lets the router choose.
+        Tile maxima per split, candidate capacity (tile finalize and histogram path), the tile
+        finalize's block.
     layout : list of (name, dtype, shape, byte offset, nbytes)
         The scratch views; ``scratch_bytes`` in all.
     """
 
     def __init__(self, be, device: int, n_rows: int, n_vocab: int, dtype: str, *,
                  filters: bool = True, splits: int | None = None, block: int | None = None,
-                 cap: int | None = None, path: str | None = None) -> None:
+                 cap: int | None = None) -> None:
         self.n_rows, self.n_vocab, self.dtype = n_rows, n_vocab, dtype
         self.filters = filters
         warp = int(be.warp_size(device))
         b = _BLOCK if block is None else V.check_int("_block", block, 1, K.MAX_BLOCK)
-        if b % warp or b > K.MAX_BLOCK:
-            V.fail("_block", f"a multiple of the wavefront size {warp} up to {K.MAX_BLOCK}", b)
+        if b % warp or b > K.MAX_BLOCK or b & (b - 1):
+            V.fail("_block", f"a power of two, a multiple of the wavefront size {warp}, up to "
+                   f"{K.MAX_BLOCK}", b)
         self.block = b
-        # Per-row phase-2 blocks: the same size as phase 1 (a warp multiple, any wave size).
-        self.final_block = b
         if splits is None:
             s = choose_splits(n_rows, n_vocab, int(be.compute_units(device)), b)
         else:
             s = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
         self.splits = s
         self.chunk = -(-n_vocab // s)
-        if path not in (None, "fast", "general"):
-            V.fail("_path", "None, 'fast' or 'general'", V.describe(path))
-        self.path = path
-        # Fast path (rocsample.kernels.sampling_fast): power-of-two blocks; tiles per split so
-        # that a row has at most GMAX tile maxima.
-        self.fast_ok = b & (b - 1) == 0 and path != "general"
-        # (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
+        # tiles per split so that a row has at most GMAX tile maxima (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
         # cost the finalize block more histogram work for no shorter gather)
         tpt = b
         while tpt > 1 and (s * tpt > KF.GMAX
@@ -85,8 +75,6 @@ class SamplingPlan:
         self.tpt = tpt
         self.cap = KF.CAND_MAX if cap is None else V.check_int("_cap", cap, 1, KF.CAND_MAX)
         self.fast_final_block = b if block is not None or be.name == "sim" else KF.MAX_BLOCK
-        self.radix = K.RADIX_PASSES_SMALL if be.name == "sim" else K.RADIX_PASSES
-        self.nbins = 1 << max(w for _, w in self.radix)
         r = n_rows
         layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
                   ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),

@@ -6,8 +6,7 @@ Interface, two functions (the Sampler calls nothing else of this module):
     Decides from the host parameter values alone (``host``: a :class:`Host` of four per-row
     arrays, ``None`` for a parameter given as a device array, whose values the host cannot read)
     and the plan. Raises the named ``ValueError`` of a call no kernel serves (a filter on a
-    ``filters=False`` plan, top_p past ``MAX_VOCAB_TOP_P``, a forced ``_path`` that cannot serve
-    the rows). The ``Route`` is hashable: the binder keys bound launches by the host values that
+    ``filters=False`` plan, top_p past ``MAX_VOCAB_TOP_P``). The ``Route`` is hashable: the binder keys bound launches by the host values that
     decided it, so it is never recomputed on a bound call.
 
 ``launches(plan, kernels, route, ops) -> [(kernel, grid, block, args), ...]``
@@ -20,9 +19,7 @@ One path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels
 modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, the
 histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
 select pass for the filtered rows but min_p-only ones); with a device parameter array all of
-them, each row deciding on the device by the same rule. The old radix general path
-(``kernels.sampling``) only for ``_path="general"`` or a block size that is not a power of
-two.
+them, each row deciding on the device by the same rule.
 """
 
 from __future__ import annotations
@@ -79,20 +76,15 @@ class Operands:
 
 @dataclass(frozen=True)
 class Route:
-    """What a call launches. ``fast``: phase 1 (``draw``: its variant for unfiltered rows), and
-    the tile finalize (``tile``), the histogram pass (``hist``) and the select pass
-    (``select``) as some row needs them, with ``kcap`` the tile path's top_k limit; else the
-    general path with the passes ``need_k``, ``need_p``, ``need_mp`` asks for."""
+    """What a call launches: phase 1 (``draw``: its variant for unfiltered rows), and the tile
+    finalize (``tile``), the histogram pass (``hist``) and the select pass (``select``) as some
+    row needs them, with ``kcap`` the tile path's top_k limit."""
 
-    fast: bool
     draw: bool = False
     tile: bool = False
     hist: bool = False
     select: bool = False
     kcap: int = KF.KCAP
-    need_k: bool = True
-    need_p: bool = True
-    need_mp: bool = True
     vllm: bool = False
 
 
@@ -110,19 +102,16 @@ def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool
 def route(plan, host: Host, order: str = "llama") -> Route:
     """The launches a call with these host values needs (see the module docstring)."""
     nv = plan.n_vocab
-    need_k, need_p = check_filters(plan.filters, nv, host.top_k, host.top_p)
-    need_mp = host.min_p is None or bool((host.min_p > 0).any())
+    _need_k, need_p = check_filters(plan.filters, nv, host.top_k, host.top_p)
     if need_p and nv > K.MAX_VOCAB_TOP_P:
         V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)", nv)
     vllm = order == "vllm"
     kcap = int(min(TILE_KMAX, KF.KCAP))
-    if not plan.fast_ok:
-        return Route(False, need_k=need_k, need_p=need_p, need_mp=need_mp, vllm=vllm)
     m = modes(plan, host)
     if m is None:
-        return Route(True, True, True, True, True, kcap, vllm=vllm)
+        return Route(True, True, True, True, kcap, vllm)
     select = bool((m == KF.MODE_HIST).any())
-    return Route(True, draw=bool((m == KF.MODE_RACE).any()), tile=bool((m == KF.MODE_TILE).any()),
+    return Route(draw=bool((m == KF.MODE_RACE).any()), tile=bool((m == KF.MODE_TILE).any()),
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm)
 
@@ -154,10 +143,7 @@ def launches(plan, kn, r: Route, o: Operands) -> list:
     rows_grid = max(1, -(-n // B))
     kern = getattr(kn, _KERNEL_VARIANT[plan.dtype])
     L: list = []
-    if r.fast:
-        _fast(L, plan, kern, r, o, vllm, want_lp)
-    else:
-        _general(L, plan, kern, r, o, rows_grid, vllm, want_lp)
+    _fast(L, plan, kern, r, o, vllm, want_lp)
     if o.advance_position:
         L.append((kn._advance_position_kernel, rows_grid, B, (o.position, n)))
     return L
@@ -191,41 +177,3 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                   (o.x, nv, plan.chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, r.kcap, w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap, c3,
                    o.tokens, o.logprobs, o.status)))
-
-
-def _general(L, plan, kn, r: Route, o: Operands, rows_grid, vllm, want_lp) -> None:
-    """The general path's launches (stats, radix selects, draw) appended to ``L``."""
-    n, nv = plan.n_rows, plan.n_vocab
-    S, B, FB = plan.splits, plan.block, plan.final_block
-    w = o.w
-    chunk = plan.chunk
-    x = o.x
-    L.append((kn._sample_partials_kernel, (S, n), B,
-              (x, nv, chunk, o.temperature, o.top_k, o.top_p, o.min_p, o.seed, o.position,
-               want_lp, w["pf"], w["pi"])))
-    need_sel = r.need_k or r.need_p
-    hn = w["hist_n"] if need_sel else w["si"]
-    hq = w["hist_q"] if need_sel else w["si"]
-    L.append((kn._sample_finalize_kernel, n, FB,
-              (x, nv, S, o.temperature, o.top_k, o.top_p, o.min_p, vllm, w["pf"], w["pi"],
-               o.tokens, o.logprobs, o.status, w["si"], w["sf"],
-               plan.nbins if need_sel else 0, hn, hq)))
-    if need_sel:
-        phases = ([False] if r.need_k else []) + ([True] if r.need_p else [])
-        for is_p in phases:
-            if is_p:
-                L.append((kn._select_begin_kernel, rows_grid, B, (o.top_p, nv, w["si"])))
-            for pi_, (shift, width) in enumerate(plan.radix):
-                first = pi_ == 0
-                last = pi_ == len(plan.radix) - 1
-                L.append((kn._select_hist_kernel, (S, n), B,
-                          (x, nv, chunk, shift, width, first, w["si"], w["sf"], hn, hq)))
-                L.append((kn._select_step_kernel, n, FB,
-                          (nv, width, first, last, o.top_p, w["si"], w["sf"], hn, hq)))
-            L.append((kn._tie_cut_kernel, n, FB, (x, nv, w["si"], w["sf"])))
-    if r.need_k or r.need_p or r.need_mp:
-        L.append((kn._draw_partials_kernel, (S, n), B,
-                  (x, nv, chunk, o.seed, o.position, w["si"], w["sf"], w["pf"], w["pi"])))
-        L.append((kn._draw_finalize_kernel, n, FB,
-                  (x, nv, S, w["si"], w["sf"], w["pf"], w["pi"], o.tokens, o.logprobs,
-                   o.status)))

@@ -1,11 +1,11 @@
-"""Device code for the fast sampling path (greedy, temperature, small top-k chains).
+"""Device code for phase 1 of every sampling call and the tile finalize of small top-k chains.
 
-``make(cuda, load, h)`` compiles, for one logits loader, the kernels of the fast path;
-``rocsample.sampling`` takes it whenever every row's parameters are host values and each row is
-greedy, temperature-only, or has ``0 < top_k <= KCAP`` (with any top_p, min_p and order). Other
-rows (top_p or min_p without a small top_k, device parameter arrays) use the general path in
-``rocsample.kernels.sampling``. Both paths give the same tokens (tests compare them, and both
-with the NumPy reference).
+``make(cuda, load, h)`` compiles, for one logits loader, phase 1 (every row: one read) and the
+tile finalize (rows with ``0 < top_k <= KCAP``, any top_p, min_p and order). ``row_mode`` decides
+each row's path, the same rule as the host's (``rocsample.sampling_router.modes``): greedy and
+unfiltered rows end in phase 1, tile rows in the finalize, min_p-only and every other filtered
+row in the histogram path (``rocsample.kernels.sampling_hist``), for which phase 1's last block
+leaves the row's state. Every path gives the reference's tokens.
 
 1. ``_sample_partials_fast_kernel`` (grid splits x rows, one read of each row slice). Per split:
    the maximum finite logit and its lowest index, the online (max, sum exp) pair for the

@@ -265,7 +265,7 @@ def test_small_vocab(backend, sizes, rng, vocab):
     compare(backend, lg, g, temperature=0.0, seed=0, position=0)
 
 
-# the fast path (top-k rows), the general path (top-p alone) and the draw-only fast variant: each
+# the tile path (top-k rows), the histogram path (top-p alone) and the draw-only phase 1: each
 # loads half-precision logits through its own code
 HALF_PARAMS = [dict(top_k=10, top_p=0.9, temperature=0.8), dict(top_p=0.9, temperature=0.8),
                dict(temperature=0.8)]

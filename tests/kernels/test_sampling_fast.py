@@ -1,6 +1,6 @@
-"""The two-kernel fast path (rocsample.kernels.sampling_fast) against the reference and the
-general path: the tile bound, the candidate gather, its overflow fallback, ties at the k-th key,
-both orders, and the routing rules."""
+"""Phase 1 and the tile finalize (rocsample.kernels.sampling_fast) against the reference: the
+one-launch greedy / unfiltered rows, the tile bound, the candidate gather, its overflow fallback,
+ties at the k-th key, both orders, and the routing rules."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def shape(backend):
     return dict(rows=16, vocab=151936, block=None, splits=None)
 
 
-def _run(shape, lg, path, **kw):
-    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True, _path=path,
+def _run(shape, lg, **kw):
+    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True,
                            _block=shape["block"], _splits=kw.pop("_splits", shape["splits"]),
                            **kw)
     return tok, lp
@@ -47,7 +47,7 @@ CHAINS = [
 def test_topk_chains_match_reference(backend, shape, rng, params, order):
     lg = (rng.normal(size=(shape["rows"], shape["vocab"])) * 3).astype(np.float32)
     seed = rng.integers(0, 2**63, shape["rows"])
-    tok, lp = _run(shape, lg, "fast", seed=seed, position=5, order=order, **params)
+    tok, lp = _run(shape, lg, seed=seed, position=5, order=order, **params)
     compare(backend, lg, tok, lp, seed=seed, position=5, order=order, **params)
 
 
@@ -60,7 +60,7 @@ def test_ties_at_the_kth_key(backend, shape, rng, order):
     seed = rng.integers(0, 2**63, shape["rows"])
     for k in (1, 4, 33):
         params = dict(temperature=0.9, top_k=k, top_p=0.8, min_p=0.01)
-        tok, lp = _run(shape, lg, "fast", seed=seed, position=1, order=order, **params)
+        tok, lp = _run(shape, lg, seed=seed, position=1, order=order, **params)
         compare(backend, lg, tok, lp, seed=seed, position=1, order=order, **params)
 
 
@@ -75,24 +75,24 @@ def test_overflow_fallback_is_exact(backend, shape, rng, order):
     seed = rng.integers(0, 2**63, shape["rows"])
     for cap, k in ((4, 6), (KF.CAND_MAX, 20)):
         params = dict(temperature=0.8, top_k=k, top_p=0.9, min_p=0.02)
-        tok, lp = _run(shape, lg, "fast", seed=seed, position=3, order=order, _cap=cap, **params)
+        tok, lp = _run(shape, lg, seed=seed, position=3, order=order, _cap=cap, **params)
         compare(backend, lg, tok, lp, seed=seed, position=3, order=order, **params)
 
 
-def test_fast_and_general_paths_agree(backend, shape, rng):
+def test_greedy_unfiltered_and_tile_rows_in_one_launch(backend, shape, rng):
+    # Greedy, unfiltered and tile rows mixed in one batch: phase 1 finishes the first two kinds
+    # and the tile finalize the third, each row once.
     rows = shape["rows"]
     lg = (rng.normal(size=(rows, shape["vocab"])) * rng.uniform(0.5, 3, (rows, 1))).astype(
         np.float32)
     params = dict(temperature=np.resize([0.0, 0.9, 1.3], rows).astype(np.float32),
                   top_k=np.resize([3, 0, min(KF.KCAP, shape["vocab"] - 1)], rows), top_p=0.9,
                   min_p=0.0)
-    # rows with top_k = 0 need top_p over the whole row: not a fast-path row, so set p per row
+    # rows with top_k = 0 stay unfiltered: p = 1 there
     params["top_p"] = np.where(params["top_k"] == 0, 1.0, 0.9).astype(np.float32)
     seed = rng.integers(0, 2**63, rows)
-    fast, lpf = _run(shape, lg, "fast", seed=seed, position=9, **params)
-    gen, lpg = _run(shape, lg, "general", seed=seed, position=9, **params)
-    np.testing.assert_array_equal(host(backend, fast), host(backend, gen))
-    compare(backend, lg, fast, lpf, seed=seed, position=9, **params)
+    tok, lp = _run(shape, lg, seed=seed, position=9, **params)
+    compare(backend, lg, tok, lp, seed=seed, position=9, **params)
 
 
 def test_split_and_tile_counts_never_change_tokens(backend, shape, rng):
@@ -102,7 +102,7 @@ def test_split_and_tile_counts_never_change_tokens(backend, shape, rng):
     seed = rng.integers(0, 2**63, rows)
     got = []
     for splits in (1, 2, 3, 7):
-        tok, lp = _run(shape, lg, "fast", seed=seed, position=4, _splits=splits, **params)
+        tok, lp = _run(shape, lg, seed=seed, position=4, _splits=splits, **params)
         got.append(compare(backend, lg, tok, lp, seed=seed, position=4, **params))
     for g in got[1:]:
         np.testing.assert_array_equal(g, got[0])
@@ -122,18 +122,16 @@ def test_routing(backend, shape):
         M.MODE_GREEDY, M.MODE_RACE, M.MODE_TILE, M.MODE_MINP, M.MODE_HIST, M.MODE_GREEDY,
         M.MODE_RACE]
     r = router.route(plan, router.Host(t, k, p, mp))
-    assert r.fast and r.draw and r.tile and r.hist and r.select
+    assert r.draw and r.tile and r.hist and r.select
     # a device array: every kernel, the rows decide
     assert router.modes(plan, router.Host(None, k, p, mp)) is None
     r = router.route(plan, router.Host(None, k, p, mp))
-    assert r.fast and r.draw and r.tile and r.hist and r.select
+    assert r.draw and r.tile and r.hist and r.select
     r = router.route(plan, router.Host(t[:1], k[:1] * 0, p[:1], mp[:1]))
-    assert r.fast and not (r.draw or r.tile or r.hist or r.select)   # greedy: phase 1 alone
+    assert not (r.draw or r.tile or r.hist or r.select)   # greedy: phase 1 alone
     wide = rs.Sampler(1, KF.KCAP + 8, "float32", _block=shape["block"]).plan
     assert list(router.modes(wide, router.Host(t[1:2], np.array([KF.KCAP + 1]), p[1:2],
                                                mp[1:2]))) == [M.MODE_HIST]
-    general = rs.Sampler(1, 40, "float32", _block=shape["block"], _path="general").plan
-    assert not router.route(general, router.Host(t[1:2], k[1:2], p[1:2], mp[1:2])).fast
 
 
 def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():
@@ -167,7 +165,7 @@ def test_split_longer_than_one_round_of_loads(backend, shape, rng, params):
     lg[1, 300] = np.inf                  # never the maximum, never drawn
     seed = rng.integers(0, 2**63, 2)
     for splits in (1, 2):
-        tok, lp = _run(dict(shape, splits=splits), lg, "fast", seed=seed, position=3, **params)
+        tok, lp = _run(dict(shape, splits=splits), lg, seed=seed, position=3, **params)
         compare(backend, lg, tok, lp, seed=seed, position=3, **params)
         if params.get("temperature") == 0.0:
             assert list(host(backend, tok)) == [5, vocab - 2]
@@ -189,7 +187,7 @@ def test_quads_at_every_split_alignment(backend, shape, rng, lp):
     got = []
     for splits in splits_set:
         res = rs.sample(lg, seed=seed, position=6, check=False, return_logprobs=lp,
-                        _path="fast", _block=shape["block"], _splits=splits, **params)
+                        _block=shape["block"], _splits=splits, **params)
         got.append(compare(backend, lg, res[0], res[1] if lp else None, seed=seed, position=6,
                            **params))
     for g in got[1:]:

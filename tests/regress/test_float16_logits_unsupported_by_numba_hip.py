@@ -34,7 +34,7 @@ def _block(backend):
     return backend.warp_size() if backend.name == "sim" else None
 
 
-# the fast path (top-k rows), the general path (top-p alone) and the draw-only fast variant
+# the tile path (top-k rows), the histogram path (top-p alone) and the draw-only phase 1
 PARAMS = [dict(top_k=10, top_p=0.9, temperature=0.8), dict(top_p=0.9, temperature=0.8),
           dict(temperature=0.8), dict(temperature=0.0)]
 

@@ -36,7 +36,7 @@ CASES = {
     "tiny temperature": lambda be: rocsample.sample(
         np.array([[1e30, -1e30, 3.0]], np.float32), temperature=1e-30, seed=3, position=0,
         check=False, **_blk(be)),
-    # general path (top_p alone): a scaled logit overflows
+    # the histogram path (top_p alone): a scaled logit overflows
     "top_p, huge logits": lambda be: rocsample.sample(
         np.array([[3e38, -3e38, 1.0]], np.float32), temperature=0.5, top_p=0.5, seed=3,
         position=0, **_blk(be)),

@@ -15,7 +15,8 @@ The fix: every fold takes its first candidate whatever its score (the running be
 NaN and the test is ``not g <= best``: exactly ``g > best`` after the first), so -inf scores
 tie and the lowest index wins, as the SPEC's argmax over the survivors says; a key equal to the
 maximum has the full mass unit ``2**40`` also when both are infinite, on the device and in the
-reference.
+reference. (The general path has since given way to the histogram path, which the filtered
+modes below run through.)
 """
 
 from __future__ import annotations
@@ -46,33 +47,34 @@ def _block(backend):
     return backend.warp_size() if backend.name == "sim" else None
 
 
-@pytest.mark.parametrize("path", [None, "general"])
+# each path: phase 1 (unfiltered), the histogram path (top_p), its min-p draw
+@pytest.mark.parametrize("filters", [dict(), dict(top_p=0.99), dict(min_p=0.01)],
+                         ids=["phase-1", "top_p", "min_p"])
 @pytest.mark.parametrize("logits, temperature", [
     (np.array([[_NAN, -3e38]], np.float32), 0.5),      # the issue's reproducers
     (np.array([[-_INF, -1e30]], np.float32), 1e-30),
 ])
-def test_issue_reproducers(backend, logits, temperature, path):
+def test_issue_reproducers(backend, logits, temperature, filters):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # the simulator's float32 overflow
         tok, lp, st = rs.sample(logits, temperature=temperature, seed=3, position=0,
-                                return_logprobs=True, check=False, _path=path,
-                                _block=_block(backend))
+                                return_logprobs=True, check=False, _block=_block(backend),
+                                **filters)
     assert _host(backend, tok).tolist() == [1]
     assert _host(backend, st).tolist() == [0]
     assert _host(backend, lp).tolist() == [0.0]    # the only finite logit: log-softmax 0
 
 
-_MODES = [dict(), dict(top_k=2), dict(top_p=0.5), dict(min_p=0.5)]
+_MODES = [dict(), dict(top_k=2), dict(top_p=0.5), dict(min_p=0.5), dict(top_k=4, top_p=0.9)]
 
 
-@pytest.mark.parametrize("path", [None, "general"])
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-@pytest.mark.parametrize("mode", _MODES, ids=["temperature", "top_k", "top_p", "min_p"])
-def test_overflowed_rows_equal_the_reference(backend, mode, order, path):
+@pytest.mark.parametrize("mode", _MODES, ids=["temperature", "top_k", "top_p", "min_p", "top_k4"])
+def test_overflowed_rows_equal_the_reference(backend, mode, order):
     pos = np.arange(_ROWS.shape[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        tok = rs.sample(_ROWS, temperature=0.5, seed=3, position=pos, order=order, _path=path,
+        tok = rs.sample(_ROWS, temperature=0.5, seed=3, position=pos, order=order,
                         _block=_block(backend), **mode)
         ref = R.sample(_ROWS, temperature=0.5, seed=3, position=pos, order=order, **mode)
     # Every comparison here is exact (ties at +-inf go to the lower index): no margin excused.
