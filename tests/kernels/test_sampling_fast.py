@@ -134,6 +134,16 @@ def test_routing(backend, shape):
                                                mp[1:2]))) == [M.MODE_HIST]
 
 
+def test_block_must_be_a_power_of_two(backend, shape):
+    # One path serves every row and its split-grid trees halve the block: a block of 3 warps
+    # (once the general path's) is refused by name before any launch, as is one that is not a
+    # wavefront multiple.
+    w = backend.warp_size()
+    for b in (3 * w, w // 2):
+        with pytest.raises(ValueError, match="_block"):
+            rs.Sampler(1, 64, "float32", _block=b)
+
+
 def test_distance_bins_are_monotone_and_dlim_is_the_last_distance_of_its_bin():
     # tau = kmax - _bin_dlim(B) is only a valid bound if the bins are monotone in the distance
     # and _bin_dlim(B) is the largest distance binned <= B (pure host code: every backend).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the lent H200 (repo root): float16 logits on cuda after they became uint16 bits + the f16
-# kernels (issue #14). The float16 sampling tests (fast path, general path, draw-only), the
+# kernels (issue #14). The float16 sampling tests (tile path, histogram path, draw-only), the
 # regression file (uint16 reaches the kernels; special values vs the reference; all 65536
 # widenings bit-exact against NumPy) and the dtype tests.
 #   bash tools/gpu/f16.sh        (~90 s: the f16 kernels compile cold, ~13 of them)
