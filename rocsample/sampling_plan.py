@@ -57,8 +57,8 @@ class SamplingPlan:
         warp = int(be.warp_size(device))
         b = _BLOCK if block is None else V.check_int("_block", block, 1, K.MAX_BLOCK)
         if b % warp or b > K.MAX_BLOCK or b & (b - 1):
-            V.fail("_block", f"a power of two, a multiple of the wavefront size {warp}, up to "
-                   f"{K.MAX_BLOCK}", b)
+            V.fail("_block", f"a multiple of the wavefront size {warp} and a power of two, up "
+                   f"to {K.MAX_BLOCK}", b)
         self.block = b
         if splits is None:
             s = choose_splits(n_rows, n_vocab, int(be.compute_units(device)), b)
