@@ -69,8 +69,8 @@ def _toolchain() -> pathlib.Path | None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_toolchain() is None, reason=f"no offline AMD toolchain in {AMD_HOME} "
-                    "(make check-amd-offline builds it)")
+@pytest.mark.skipif(_toolchain() is None, reason=f"cpu-only: an offline AMD compile (no GPU involved) "
+                    f"with the toolchain in {AMD_HOME}, which make check-amd-offline builds")
 def test_quant_kernels_compile_for_gfx1151_without_scratch(tmp_path):
     rec = tmp_path / "sigs.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
