@@ -16,6 +16,7 @@ On ``cuda`` and ``hip`` these are real driver graphs (cuStreamBeginCapture ... c
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import threading
 
@@ -78,7 +79,7 @@ class Graph:
             self._last_stream = st
             self.replays += 1
 
-    def release(self) -> None:
+    def release(self, _forgotten: bool = False) -> None:
         """Destroy the graph; its scratch returns to the pool once its last launch completes."""
         with self._lock:
             if self.released:
@@ -89,7 +90,7 @@ class Graph:
                 # global one, or a foreign one rocsample sees) would invalidate that capture: the
                 # graph stops being replayable now and is destroyed at the pool's next call after
                 self._release_asked = True
-                pool._defer(self.release)
+                pool._defer(functools.partial(self.release, _forgotten))
                 return
             rt = self.backend.runtime
             if self._exec is not None:
@@ -97,7 +98,12 @@ class Graph:
             if self._graph is not None:
                 rt.graph_destroy(self._graph)
             self.released = True
-            pool._release_graph(self.id, self._last_stream or self.stream)
+            # A forgotten graph (__del__) may have been collected with its streams: their
+            # finalizers (cuStreamDestroy) ran before ours, so no stream of it is asked or
+            # recorded on (a destroyed handle crashed the driver under compute-sanitizer); its
+            # buffers are then freed with no event, by cuMemFree, which waits for the device.
+            last = None if _forgotten else (self._last_stream or self.stream)
+            pool._release_graph(self.id, last)
             self._held = []  # numba frees them with cuMemFree, which waits for the device
 
     def __enter__(self):
@@ -112,7 +118,7 @@ class Graph:
         # release at the start of its next public call (request, prewarm, trim, stats).
         try:
             if not self.released and self._exec is not None:
-                get_pool(self.backend)._defer(self.release)
+                get_pool(self.backend)._defer(functools.partial(self.release, True))
         except Exception:
             pass
 

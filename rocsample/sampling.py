@@ -204,6 +204,10 @@ class Sampler:
             # histogram and select passes: each one's last block per row goes on and brings
             # the count back to 0): the plan's own, so nothing else writes them
             self._row_done = be.as_array(np.zeros((3, n), np.int32), "row_done", self.stream)
+            # the zeros land before any launch on any stream: a plan that follows the caller's
+            # stream launches on streams other than its own, which its own stream's copy does not
+            # order (the first call then counted from whatever the allocation held)
+            be.runtime.synchronize(self.stream)
             self._counts = tuple(self._row_done[i] for i in range(3))
 
     # ---------------------------------------------------------------------------------------

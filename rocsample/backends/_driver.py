@@ -191,9 +191,11 @@ class DriverRuntime(Runtime):
         return _STATUS[st]
 
     def global_capture_active(self, device: int) -> bool:
-        # A legacy-default-stream query fails with STREAM_CAPTURE_IMPLICIT while any global
-        # capture is active in the process: the driver's own way of telling. (Not for captures
-        # on non-blocking streams, torch's among them: those are found by asking their streams.)
+        # A legacy-default-stream query fails with STREAM_CAPTURE_IMPLICIT while a capture is
+        # open on a blocking stream of the device, in any mode (an H200 showed it for a relaxed
+        # one): the driver's own way of telling, which cannot tell the mode, so rocsample then
+        # allocates nothing (SPEC §4: no allocation during any capture). (Captures on
+        # non-blocking streams, torch's among them, are found by asking their streams.)
         if device != self.current_device():  # the legacy stream of that device's context
             with self._context(device):
                 return self._is_capturing(0)[0] != 0

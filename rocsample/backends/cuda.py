@@ -118,6 +118,36 @@ def quiesce_at_exit(cuda) -> list[int]:
     return done
 
 
+# ---- first launches from several threads --------------------------------------------------------
+# What broke (an H200, numba-cuda 0.30.4): two threads launching the same kernel for the first
+# time both missed CUDACodeLibrary._cufunc_cache and both loaded its one cuda.core ObjectCode into
+# the context: the driver hands back the same CUlibrary, and the second registration in the
+# context's module table (a UniqueDict) raised "AssertionError: key already in dictionary:
+# <CUlibrary ...>" in that thread's launch. numba's get_cufunc is not thread-safe; it is made so
+# here by one lock around it (a dictionary hit under an uncontended lock on later launches; the
+# repeated-call launches of rocsample bind the function once and do not come here).
+_module_lock = threading.RLock()
+
+
+def serialize_module_loads() -> None:
+    """Wrap numba-cuda's ``CUDACodeLibrary.get_cufunc`` in one process-wide lock (once)."""
+    from numba.cuda import codegen
+
+    lib = codegen.CUDACodeLibrary
+    with _module_lock:
+        orig = lib.get_cufunc
+        if getattr(orig, "_rocsample_serialized", False):
+            return
+
+        def get_cufunc(self):
+            with _module_lock:
+                return orig(self)
+
+        get_cufunc._rocsample_serialized = True
+        get_cufunc.__wrapped__ = orig
+        lib.get_cufunc = get_cufunc
+
+
 def load() -> GpuBackend:
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         raise BackendUnavailable(
@@ -158,4 +188,5 @@ def load() -> GpuBackend:
             "driver, or choose ROCSAMPLE_BACKEND=cpu"
         )
     register_exit_hook(cuda)
+    serialize_module_loads()
     return GpuBackend("cuda", Vendor(cuda, driver))

@@ -307,7 +307,18 @@ class ScratchMachine(RuleBasedStateMachine):
                 scratch.request(s, n, p)
             assert self._capacity(i, p) == have  # refused before anything changed
             return
-        buf = scratch.request(s, n, p)
+        # On a real driver a relaxed capture on these (blocking) streams also fails the
+        # legacy-stream probe rocsample asks, which cannot tell the mode (an H200 refused such a
+        # request): a refusal is then allowed, never a partial change (the emulation allows it)
+        maybe = (self.capturing is not None and not self.be.runtime.emulated
+                 and max(n, 1) > have)
+        try:
+            buf = scratch.request(s, n, p)
+        except ScratchNotWarmed:
+            if not maybe:
+                raise
+            assert self._capacity(i, p) == have
+            return
         assert buf.shape[0] >= max(n, 1) and str(buf.dtype) == "uint8"
         if max(n, 1) <= have:
             assert self.pool.buffers(s)[p] == before  # served from what was there

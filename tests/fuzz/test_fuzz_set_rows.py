@@ -229,7 +229,9 @@ def _place(be, case, name, value, st_):
     (every other row, inside a wider row) when the case says so."""
     if not isinstance(value, np.ndarray):
         return value
-    if name not in case.views or value.ndim == 0:
+    # (an empty array is placed as it is: numba cannot slice a zero-size device array, whose
+    # pointer is NULL: "non-empty slice into empty slice")
+    if name not in case.views or value.ndim == 0 or value.size == 0:
         return H.place(be, value, case.where[name], name, st_)
     if value.ndim == 1:  # idx: every other element
         big = np.zeros(2 * value.shape[0], value.dtype)
