@@ -31,3 +31,27 @@ for adv in (False, True):
     for torch_args in [(), tuple(names)] + [(n,) for n in names]:
         print(f"advance={adv} torch={','.join(torch_args) or '-'}:",
               run(torch_args, adv), run(torch_args, adv), flush=True)
+
+# Stress: one-off temperature-only samples of fresh shapes (the fuzz's flaky case: float16
+# 2 x 1175, T=1, seed 0, position 0, device logits), first and repeated calls against the reference
+from numba import cuda  # noqa: E402
+
+bad = {"first": 0, "repeat": 0}
+cases = 0
+for it in range(240):
+    rows = int(rng.integers(1, 5))
+    vocab = int(rng.integers(64, 6000))
+    dt = [np.float16, np.float32][it % 2]
+    x = rng.standard_normal((rows, vocab)).astype(dt)
+    ref = R.sample(x.astype(np.float32) if dt == np.float16 else x, temperature=1.0, seed=0,
+                   position=0)
+    d = cuda.to_device(x)
+    for kind in ("first", "repeat"):
+        got = np.asarray(rs.sample(d, temperature=1.0, seed=0, position=0).copy_to_host())
+        cases += 1
+        if not np.array_equal(got, ref):
+            bad[kind] += 1
+            if sum(bad.values()) <= 8:
+                print(f"stress {it} {kind}: {rows}x{vocab} {np.dtype(dt).name}: got {got.tolist()} "
+                      f"want {ref.tolist()}", flush=True)
+print(f"stress: {cases} calls, mismatches {bad}", flush=True)
