@@ -515,9 +515,11 @@ class Sampler:
                                     for i, a in enumerate(outputs[:3]))
         if tok_dev is not None:
             tokens = tok_dev
+        # the device advances a device position only: a host one is bumped on the host below,
+        # and its device copy is a cached parameter that later calls with the same values reuse
         ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
                                seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
-                               bool(advance_position), self._counts)
+                               bool(advance_position) and pos_dev, self._counts)
         L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)

@@ -8,16 +8,19 @@
 #   fuzz      tools/gpu/fuzz.sh, long profile, FUZZ_LIMIT (default 150 s)
 #   sanitize  tools/gpu/sanitize.sh, SAN_TOOLS (default memcheck: <= 240 s) in parts; racecheck and
 #             synccheck (<= 305 s) go in the next call (tools/gpu/final_c.sh)
-# Logs in $OUT/a.tgz; summaries on stdout.
+# SOAK=0 / FUZZ=0 leave those out (a rerun of the gate after fixes). Logs in $OUT/a.tgz; summaries
+# on stdout.
 source tools/gpu/env.sh
 mkdir -p "$OUT/a/soak" "$OUT/a/fuzz" "$OUT/a/san"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 T0=$SECONDS
 (timeout 90 python3 tools/gpu/diag_torch_cpu.py > "$OUT/a/diag.txt" 2>&1; echo "diag rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
-(OUT=$OUT/a/soak bash tools/gpu/soak.sh > "$OUT/a/soak.out" 2>&1; echo "soak rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
-(sleep 20; OUT=$OUT/a/fuzz LIMIT=${FUZZ_LIMIT:-150} ROCSAMPLE_FUZZ_EXAMPLES=${FUZZ_X:-3} bash tools/gpu/fuzz.sh \
+[ "${SOAK:-1}" = 1 ] && (OUT=$OUT/a/soak bash tools/gpu/soak.sh > "$OUT/a/soak.out" 2>&1; echo "soak rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
+[ "${FUZZ:-1}" = 1 ] && (sleep 20; OUT=$OUT/a/fuzz LIMIT=${FUZZ_LIMIT:-150} ROCSAMPLE_FUZZ_EXAMPLES=${FUZZ_X:-3} bash tools/gpu/fuzz.sh \
    > "$OUT/a/fuzz.out" 2>&1; echo "fuzz rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
 (sleep 40; OUT=$OUT/a/san WARM=0 TOOLS=${SAN_TOOLS:-memcheck} bash tools/gpu/sanitize.sh > "$OUT/a/san.out" 2>&1; \
+   [ -n "${SAN2_TOOLS:-}" ] && OUT=$OUT/a/san2 WARM=0 TOOLS=$SAN2_TOOLS PARTS=${SAN2_PARTS:-fuzz} \
+     bash tools/gpu/sanitize.sh >> "$OUT/a/san.out" 2>&1; \
    echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
 timeout ${GATE_LIMIT:-500} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
   > "$OUT/a/gate.log" 2>&1

@@ -6,5 +6,5 @@
 # after the sanitizers. Carry .whl and .peers.
 source tools/gpu/env.sh
 mkdir -p "$OUT/san2"
-OUT=$OUT/san2 WARM=0 TOOLS="racecheck synccheck" bash tools/gpu/sanitize.sh 2>&1 | tail -12
+OUT=$OUT/san2 WARM=0 TOOLS="${SAN_TOOLS:-racecheck synccheck}" bash tools/gpu/sanitize.sh 2>&1 | tail -12
 STEPS="s4 s5" bash tools/gpu/bench.sh

@@ -29,7 +29,7 @@ if [ -n "${FILES:-}" ]; then
   PART_ARGS[custom]="$FILES ${PYARGS:-}"
   PART_ENV[custom]=""
 else
-  PARTS="fuzz kernels graphs"
+  PARTS=${PARTS:-fuzz kernels graphs}
   PART_ARGS[fuzz]="tests/fuzz"
   PART_ENV[fuzz]="ROCSAMPLE_FUZZ=sanitize"
   PART_ARGS[kernels]="tests/kernels/test_sampling_errors_audit.py tests/kernels/test_set_rows_errors_audit.py \
@@ -69,7 +69,12 @@ for tool in $TOOLS; do
     log="$OUT/sanitize-$tool-$part.log"
     echo "== compute-sanitizer --tool $tool: $part (limit ${lim}s)"
     start=$(date +%s)
-    env ${PART_ENV[$part]} timeout "$lim" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    # memcheck also reports failed driver calls; rocsample's capture probe fails by design (a
+    # legacy-stream cuStreamIsCapturing answers STREAM_CAPTURE_IMPLICIT, error 906, while a
+    # blocking stream captures: docs/QA.md), so those are not counted (SAN_API_ERRORS=explicit
+    # counts them)
+    api=(); [ "$tool" = memcheck ] && api=(--report-api-errors "${SAN_API_ERRORS:-no}")
+    env ${PART_ENV[$part]} timeout "$lim" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
       --print-limit 50 python3 -m pytest ${PART_ARGS[$part]} --backend cuda -q -p no:cacheprovider \
       > "$log" 2>&1
     r=$?
