@@ -25,6 +25,7 @@ from . import _validate
 from . import graphs as _graphs
 from .backends import get_backend as _get_backend
 from .backends import interop as _interop
+from .backends.numba_arrays import c_strides
 from .binder import Binder, gaps
 from .binder import stream_lock as _stream_lock
 from .kernels import set_rows as _kern
@@ -350,13 +351,7 @@ def _layout(arr):
     cai = arr.__cuda_array_interface__
     shape = tuple(cai["shape"])
     itemsize = np.dtype(cai["typestr"]).itemsize
-    strides = cai.get("strides")
-    if strides is None:
-        strides, acc = [], itemsize
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= max(n, 1)
-        strides = tuple(reversed(strides))
+    strides = cai.get("strides") or c_strides(shape, itemsize)
     return int(cai["data"][0]), shape, tuple(strides), itemsize
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import describe, dtype_of, fail
+from ..backends.numba_arrays import c_strides
 from .quant import BLOCK_BYTES, FLOAT_TYPES, QK, convert_rows
 
 __all__ = ["BLOCK_BYTES", "FLOAT_TYPES", "QK", "DST_TYPES", "plan_shapes", "set_rows"]
@@ -124,13 +125,7 @@ def memory_extent(arr):
         ptr, ro = cai["data"]
         shape = tuple(cai["shape"])
         itemsize = np.dtype(cai["typestr"]).itemsize
-        strides = cai.get("strides")
-        if strides is None:
-            strides, acc = [], itemsize
-            for n in reversed(shape):
-                strides.append(acc)
-                acc *= max(n, 1)
-            strides = tuple(reversed(strides))
+        strides = cai.get("strides") or c_strides(shape, itemsize)
         space = "device"
     if 0 in shape or ptr is None:
         return None
