@@ -63,14 +63,17 @@ class BoundCall:
     """
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
-                 "_probe", "_pool", "_leases", "_live", "_native")
+                 "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs")
 
-    def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None) -> None:
+    def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
+                 graph=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = ptrs  # the slot addresses the cells hold now
-        # (slot, ((cell, offset), ...)) of the slots some launch addresses
-        self._live = tuple((i, tuple(s)) for i, s in enumerate(sites) if s)
+        # (slot, ((cell, offset), ...), bit mask of the launches among them) of the slots some
+        # launch addresses
+        self._live = tuple((i, tuple(s), masks[i] if masks else 0)
+                           for i, s in enumerate(sites) if s)
         # every launch a driver call made here (GpuBackend.bind's ``native``), or None
         nat = [getattr(b, "native", None) for b in keep]
         self._native = tuple(n[:3] for n in nat) if nat and None not in nat else None
@@ -82,6 +85,11 @@ class BoundCall:
         self._probe = None
         self._pool = None
         self._leases = ()
+        # graph(): the launches as one driver graph (NodeGraph), None (never) or False (not
+        # now); built at the first repeated call, its nodes then read the cells as they are
+        self._gmake = graph if masks else None
+        self._gx = None
+        self._gptrs = ptrs  # the slot addresses the graph's nodes hold
 
     def guard(self, lock, probe, pool, leases) -> None:
         """What :meth:`ready` asks: ``probe()`` (True: the stream is not capturing), ``pool``
@@ -97,15 +105,47 @@ class BoundCall:
         probe = self._probe
         return probe is not None and probe() and self._pool.unchanged(self._leases)
 
-    def run(self, ptrs) -> None:
-        """Point the cells at ``ptrs`` (a sequence the caller no longer changes) and launch."""
+    def run(self, ptrs, graph: bool = True) -> None:
+        """Point the cells at ``ptrs`` (a sequence the caller no longer changes) and launch.
+
+        ``graph``: the stream is not capturing (:meth:`ready` said so): the launches go as one
+        driver graph launch where the backend makes one (the nodes whose launches address a
+        slot that moved since the graph's last launch are re-pointed first); else, and under a
+        capture, launch by launch.
+        """
         cur = self.ptrs
-        for i, sites in self._live:
+        gx = self._gx if graph else None
+        if gx is not None:  # the repeated call's path
+            gp = self._gptrs
+            dirty = 0
+            for i, sites, m in self._live:
+                p = ptrs[i]
+                if p != cur[i]:
+                    for cell, off in sites:
+                        cell.value = p + off
+                if p != gp[i]:
+                    dirty |= m
+            self.ptrs = ptrs
+            k = 0
+            while dirty:
+                if dirty & 1:
+                    gx.repoint(k)
+                dirty >>= 1
+                k += 1
+            self._gptrs = ptrs
+            gx.launch()
+            return
+        for i, sites, _m in self._live:
             p = ptrs[i]
             if p != cur[i]:
                 for cell, off in sites:
                     cell.value = p + off
         self.ptrs = ptrs
+        if graph and self._gmake is not None:
+            gx = self._graph()  # (its nodes read the cells as they are now)
+            if gx is not None:
+                gx.launch()
+                return
         native = self._native
         if native is None:
             for launch in self.launches:
@@ -115,6 +155,15 @@ class BoundCall:
             err = fn(*args)
             if err:
                 raise RuntimeError(f"{sym} failed: error {err}")
+
+    def _graph(self):
+        gx = self._gmake()
+        if gx is False:
+            return None  # not now (an open capture on the device): at a later call
+        self._gmake = None
+        self._gx = gx
+        self._gptrs = self.ptrs  # what the cells hold now, the nodes' parameters too
+        return gx
 
 
 def gaps(call: BoundCall, first: int, others) -> tuple:
@@ -144,9 +193,10 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCal
             if lo < hi2 and lo2 < hi or (lo == lo2 and hi == hi2):
                 return None
     sites: list[list] = [[] for _ in slots]
+    masks = [0] * len(slots)  # per slot: bit k set when launch k addresses it
     bound = []
     keep = []
-    for kernel, grid, block, args in launches:
+    for n_launch, (kernel, grid, block, args) in enumerate(launches):
         bl = be.bind(kernel, grid, block, stream, *args)
         if bl.cells is None:
             return None
@@ -159,12 +209,18 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCal
             if owner is None:
                 continue  # one of the plan's own buffers: kept alive below, never re-pointed
             sites[owner[0]].append((cell, p - owner[1]))
+            masks[owner[0]] |= 1 << n_launch
             bl.release(k)
         bound.append(getattr(bl, "run", bl))
         keep.append(bl)
     ptrs = tuple(None if s is None else s[0] for s in spans)
     extents = tuple(None if s is None else (s[1] - s[0], s[2] - s[0]) for s in spans)
-    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents)
+    make = getattr(be, "node_graph", None)
+    graph = None
+    if make is not None:
+        def graph(make=make, bounds=tuple(keep), device=stream.device):
+            return make(bounds, device)
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph)
 
 
 class Binder:

@@ -387,7 +387,7 @@ class Sampler:
             tokens = out
         ptrs[8] = optrs[1]
         ptrs[9] = optrs[2]
-        hit.run(ptrs)
+        hit.run(ptrs, not captured)  # (one graph launch unless the stream is capturing)
         if captured:
             _graphs.hold(st, hit, hold, self._outputs)
         if check:

@@ -286,7 +286,7 @@ def _run_requested(be, st, hit, ptrs) -> bool:
             return False
     else:  # no scratch to ask for: what a request does under a foreign capture
         _scratch_pool(be).note_call(st)
-    hit.run(ptrs)
+    hit.run(ptrs, False)  # launch by launch: the stream may be capturing
     _graphs.hold(st, hit)
     return True
 

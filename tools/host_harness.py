@@ -185,17 +185,18 @@ def main(argv=None) -> int:
             continue
         for _ in range(5):  # the first call is checked, the second binds
             fn()
-        l0, q0 = fg.count("launch"), fg.count("query")
+        c0 = {k: fg.count(k) for k in ("launch", "graph", "setparams", "query", "logged")}
         for _ in range(10):
             fn()
-        launches = (fg.count("launch") - l0) / 10
-        queries = (fg.count("query") - q0) / 10
+        per = {k: (fg.count(k) - v) / 10 for k, v in c0.items()}
         us = time_case(fn, args.n)
         ops, py, c = count_work(fn)
-        res[name] = dict(us=round(us, 2), launches=launches, capture_queries=queries,
-                         bytecodes=ops, py_calls=py, c_calls=c)
+        res[name] = dict(us=round(us, 2), kernels=per["logged"], launches=per["launch"],
+                         graph_launches=per["graph"], node_updates=per["setparams"],
+                         capture_queries=per["query"], bytecodes=ops, py_calls=py, c_calls=c)
         print(f"{us:7.2f} us  {name:34s} {ops:5.0f} bytecodes {py:4.0f} py-calls {c:4.0f} c-calls"
-              f"  launches={launches:g} queries={queries:g}")
+              f"  kernels={per['logged']:g} launches={per['launch']:g} graphs={per['graph']:g}"
+              f" node-updates={per['setparams']:g} queries={per['query']:g}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(res, indent=1))
     return 0

@@ -17,6 +17,8 @@ class Vendor(VendorBase):
     name = "cuda"
     native = ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
     queries = ("cuStreamIsCapturing", "cuStreamGetDevice")
+    node_graphs = ("cuGraphCreate", "cuGraphAddKernelNode_v2", "cuGraphInstantiateWithFlags",
+                   "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecDestroy", "cuGraphDestroy")
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

@@ -8,6 +8,17 @@ from ._driver import DriverRuntime
 from .numba_arrays import NumbaBackend
 
 
+class KernelNodeParams(ctypes.Structure):
+    """CUDA_KERNEL_NODE_PARAMS_v2 (a kernel node of a driver graph)."""
+
+    _fields_ = [("func", ctypes.c_void_p), ("gridDimX", ctypes.c_uint),
+                ("gridDimY", ctypes.c_uint), ("gridDimZ", ctypes.c_uint),
+                ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint),
+                ("blockDimZ", ctypes.c_uint), ("sharedMemBytes", ctypes.c_uint),
+                ("kernelParams", ctypes.c_void_p), ("extra", ctypes.c_void_p),
+                ("kern", ctypes.c_void_p), ("ctx", ctypes.c_void_p)]
+
+
 class VendorBase:
     """What both vendor modules share; each adds only the calls that differ."""
 
@@ -15,13 +26,40 @@ class VendorBase:
     #: (driver library, kernel-launch symbol, graph-launch symbol) for the repeated-call paths;
     #: both symbols take the CUDA driver API's arguments (HIP's module launch mirrors it).
     native = None
+    #: (graph create, add kernel node, instantiate with flags, exec kernel node set params, exec
+    #: destroy, graph destroy) in ``native``'s library, with the CUDA driver API's arguments
+    #: (:class:`KernelNodeParams`): what replays a bound call as one graph launch. None: bound
+    #: calls launch their kernels one by one (HIP's kernel node parameters differ in layout,
+    #: unproven without an AMD GPU).
+    node_graphs = None
 
     def __init__(self, cuda, driver) -> None:
         self.cuda = cuda
         self.driver = driver
         self._native = False
         self._queries = False
+        self._nodes = False
         self._raw: dict = {}
+
+    def node_graph_calls(self):
+        """The ``node_graphs`` calls as ctypes functions (argument types set), or None."""
+        if self._nodes is False:
+            self._nodes = None
+            if self.native is not None and self.node_graphs is not None:
+                try:
+                    lib = ctypes.CDLL(self.native[0])
+                    fns = [getattr(lib, name) for name in self.node_graphs]
+                except (OSError, AttributeError):
+                    return None
+                vp, pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+                kp = ctypes.POINTER(KernelNodeParams)
+                types = ([pp, ctypes.c_uint], [pp, vp, pp, ctypes.c_size_t, kp],
+                         [pp, vp, ctypes.c_ulonglong], [vp, vp, kp], [vp], [vp])
+                for f, t in zip(fns, types):
+                    f.argtypes = t
+                    f.restype = ctypes.c_int
+                self._nodes = tuple(fns)
+        return self._nodes
 
     def native_calls(self):
         """(launch_kernel, graph_launch) as ctypes functions, or None where not loadable.
@@ -197,6 +235,111 @@ class GpuBackend(NumbaBackend):
                     raise RuntimeError(f"cuLaunchKernel failed: {err!r}")
 
         return DriverBound(run, cells, arrays)
+
+    def node_graph(self, bounds, device: int):
+        """The launches ``bounds`` (:class:`DriverBound`, one stream, in order) as one
+        instantiated driver graph of kernel nodes (:class:`NodeGraph`); None where the vendor
+        has no such calls or the driver refuses one, False while an open capture on ``device``
+        forbids making one now. Each node's parameters are read from its
+        launch's packed buffer now, and again by :meth:`NodeGraph.repoint`."""
+        calls = self.vendor.node_graph_calls()
+        native = self.vendor.native_calls()
+        if calls is None or native is None or not bounds:
+            return None
+        if any(getattr(b, "native", None) is None for b in bounds):
+            return None
+        from ..scratch import get_pool
+
+        if get_pool(self)._release_blocked(device):
+            return False  # an open capture on the device: making graphs waits for its end
+        create, add, inst, _setp, _xdestroy, gdestroy = calls
+        vp = ctypes.c_void_p
+        graph = vp()
+        nodes, params = [], []
+        with self.on_device(device):
+            if create(ctypes.byref(graph), 0) != 0:
+                return None
+            ex = vp()
+            ok = True
+            for b in bounds:
+                c = b.native[1]  # (func, grid x3, block x3, shared bytes, stream, params, extra)
+                p = KernelNodeParams(c[0].value, *(v.value for v in c[1:8]), c[9].value)
+                node = vp()
+                dep = (vp * 1)(nodes[-1].value) if nodes else None
+                if add(ctypes.byref(node), graph, dep, 1 if nodes else 0, ctypes.byref(p)) != 0:
+                    ok = False
+                    break
+                nodes.append(node)
+                params.append(p)
+            if not ok or inst(ctypes.byref(ex), graph, 0) != 0:
+                gdestroy(graph)
+                return None
+        stream = bounds[0].native[1][8]
+        return NodeGraph(self, device, calls, native[1], graph, ex, nodes, params, stream)
+
+
+class NodeGraph:
+    """A bound call's launches as one instantiated driver graph (:meth:`GpuBackend.node_graph`).
+
+    ``launch()`` is one ``cuGraphLaunch`` on the bound stream (one driver call for every kernel
+    of the call: on the H200's host 3.0 us for the chain's two kernels where two
+    ``cuLaunchKernel`` cost 11-17 us, tools/gpu/host_probe.py). ``repoint(k)`` copies launch k's
+    packed parameters (its cells as they are now) into node k (``cuGraphExecKernelNodeSetParams``,
+    about 1-2 us): the driver reads the values at that call, launches already queued keep
+    theirs. Destroyed when collected, at the scratch pool's next call, once no open capture on
+    the device forbids it (destroying graphs inside one would invalidate it).
+    """
+
+    __slots__ = ("_be", "_device", "_calls", "_graph", "_exec", "_nodes", "_params", "_refs",
+                 "launch", "__weakref__")
+
+    def __init__(self, be, device, calls, graph_launch, graph, ex, nodes, params, stream) -> None:
+        self._be = be
+        self._device = device
+        self._calls = calls
+        self._graph = graph
+        self._exec = ex
+        self._nodes = nodes
+        self._params = params
+        vendor = be.vendor
+        gl = vendor.unconverted(graph_launch)
+        setp = vendor.unconverted(calls[3])
+        sym = vendor.native[2]
+        self._refs = tuple((setp, ex, n, ctypes.byref(p)) for n, p in zip(nodes, params))
+
+        def launch(_a=(ex, stream)):
+            err = gl(*_a)
+            if err != 0:
+                raise RuntimeError(f"{sym} failed: error {err}")
+
+        self.launch = launch
+
+    def repoint(self, k: int) -> None:
+        setp, ex, node, ref = self._refs[k]
+        err = setp(ex, node, ref)
+        if err != 0:
+            raise RuntimeError(f"{self._be.vendor.node_graphs[3]} failed: error {err}")
+
+    def __del__(self):
+        try:
+            from ..scratch import get_pool
+
+            pool = get_pool(self._be)
+            pool._defer(_destroy_later(pool, self._device, self._calls, self._exec, self._graph,
+                                       self._be))
+        except Exception:
+            pass
+
+
+def _destroy_later(pool, device, calls, ex, graph, be):
+    def destroy():
+        if pool._release_blocked(device):
+            pool._defer(destroy)  # an open capture on the device: at a later call
+            return
+        with be.on_device(device):
+            calls[4](ex)
+            calls[5](graph)
+    return destroy
 
 
 class DriverBound:

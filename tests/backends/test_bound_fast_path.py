@@ -2,9 +2,11 @@
 DriverRuntime, scratch pool and binder over a no-op C driver and a stand-in for torch tensors).
 
 What a warmed repeated call does (docs/DESIGN.md, "The repeated call"): one capture-status query
-of its stream and its launches, through ctypes, re-pointed at this call's arrays; under a
-capture (any: rocsample's, torch's, a raw one) it takes the pool's request path, which pins the
-stream's scratch to the capture and holds numba's frees while the capture is foreign. These run
+of its stream and one graph launch of its kernels (a driver graph of kernel nodes made at the
+first repeated call), the nodes whose arguments moved re-pointed at this call's arrays first;
+under a capture (any: rocsample's, torch's, a raw one) it takes the pool's request path, which
+pins the stream's scratch to the capture and holds numba's frees while the capture is foreign,
+and launches kernel by kernel. These run
 on every backend option (the fake replaces the session's backend for one test at a time).
 """
 
@@ -61,11 +63,21 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
     for x in xs[:2]:  # the first call checks everything, the second binds
         plan(x, seed=seed, position=pos, check=False, **CHAIN)
     unbound = fakegpu.FakeCuda.unbound_launches
-    for x in xs[2:]:
-        l0, q0 = fg.count("launch"), fg.count("query")
+    i0 = fg.count("instantiate")
+    for n, x in enumerate(xs[2:]):
+        l0, q0 = fg.count("logged"), fg.count("query")
+        c0, g0, s0 = fg.count("launch"), fg.count("graph"), fg.count("setparams")
         tok, status = plan(x, seed=seed, position=pos, check=False, **CHAIN)
         assert type(tok).__module__ == "torch"
-        assert fg.count("launch") - l0 == 2 and fg.count("query") - q0 == 1
+        # one graph launch of the chain's two kernels, no kernel launched one by one
+        assert fg.count("logged") - l0 == 2 and fg.count("graph") - g0 == 1
+        assert fg.count("launch") == c0
+        # one capture query (making the graph, the first repeated call also asks whether any
+        # capture is open on the device)
+        assert fg.count("query") - q0 == (2 if n == 0 else 1)
+        # the graph is made at the first repeated call (its nodes read the cells then); later
+        # a new address re-points both nodes (both kernels read the logits)
+        assert fg.count("setparams") - s0 == (0 if n == 0 else 2)
         # both launches read this call's logits: numba packs an array as meminfo, parent,
         # size, itemsize, data, ... and the logits are each kernel's first argument
         for k in (l0, l0 + 1):
@@ -73,6 +85,10 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
             assert fg.launch_stream(k) == 0  # torch's current stream (the legacy default here)
     assert fakegpu.FakeCuda.unbound_launches == unbound
     assert len(plan._binder) == 1
+    assert fg.count("instantiate") - i0 == 1
+    s0 = fg.count("setparams")
+    plan(xs[-1], seed=seed, position=pos, check=False, **CHAIN)  # the same object again
+    assert fg.count("setparams") == s0  # nothing moved: no node re-pointed
 
 
 def test_a_capturing_stream_takes_the_request_path_and_pins_the_scratch(fg):
@@ -90,9 +106,10 @@ def test_a_capturing_stream_takes_the_request_path_and_pins_the_scratch(fg):
     assert not pool._captures and not pool._numba_held
     fg.set_capturing(h)  # a capture rocsample did not begin (torch.cuda.graph)
     try:
-        l0 = fg.count("launch")
+        l0, g0 = fg.count("launch"), fg.count("graph")
         plan(x, seed=seed, position=pos, check=False, **CHAIN)
-        assert fg.count("launch") - l0 == 2  # the same bound launches, captured
+        # the same bound launches, captured kernel by kernel (no graph launch in a capture)
+        assert fg.count("launch") - l0 == 2 and fg.count("graph") == g0
         rec = pool._captures[(0, h)]
         assert rec.external and [a.ptr for a in rec.allocs] == [buf]  # pinned for good
         assert 0 in pool._numba_held  # numba's frees held while the capture is open
@@ -119,14 +136,14 @@ def test_moved_scratch_is_never_launched_from_a_bound_call(fg):
     st = fg.backend.stream(h)
     assert pool.trim(st) > 0
     plan.prewarm(st)  # a new buffer (a freed address may come back: the allocation is compared)
-    l0 = fg.count("launch")
+    l0 = fg.count("logged")
     plan(x, seed=seed, position=3, check=False, temperature=0.0)
     # the key's bound call addressed the old buffer: dropped, the call checked and launched
     # unbound; the next call binds again, at the new buffer
-    assert fg.count("launch") == l0
+    assert fg.count("logged") == l0
     plan(x, seed=seed, position=3, check=False, temperature=0.0)
     plan(x, seed=seed, position=3, check=False, temperature=0.0)
-    assert fg.count("launch") == l0 + 1  # greedy: phase 1 alone, one launch
+    assert fg.count("logged") == l0 + 1  # greedy: phase 1 alone, one kernel
     fg.set_torch_stream(0)
 
 
@@ -137,17 +154,17 @@ def test_one_off_calls_make_new_outputs_through_the_bound_launches(fg):
     outs = []
     for x in xs:
         outs.append(rocsample.sample(x, seed=seed, position=seed, check=False, **CHAIN))
-    l0 = fg.count("launch")
+    l0 = fg.count("logged")
     tok, status = rocsample.argmax(xs[0], check=False)
     tok2, _ = rocsample.argmax(xs[1], check=False)
     tok3, _ = rocsample.argmax(xs[2], check=False)
-    assert fg.count("launch") - l0 == 1  # the third call (bound on the second): greedy is one launch
+    assert fg.count("logged") - l0 == 1  # the third call (bound on the second): greedy is one kernel
     ptrs = {t.data_ptr() for t in (tok, tok2, tok3)} | {o[0].data_ptr() for o in outs}
     assert len(ptrs) == 3 + len(outs)  # every call its own outputs
     assert fg.launch_params(l0, 5)[4] == xs[2].data_ptr()
 
 
-def test_set_rows_repeated_unchecked_call_is_one_query_and_one_launch(fg):
+def test_set_rows_repeated_unchecked_call_is_one_query_and_one_graph_launch(fg):
     torch = fg.torch
     kv = torch.zeros(8, 64, 128, dtype=torch.float16)
     new = torch.zeros(8, 1, 128, dtype=torch.float32)
@@ -155,9 +172,13 @@ def test_set_rows_repeated_unchecked_call_is_one_query_and_one_launch(fg):
     for layer in range(2):
         sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
     for layer in range(2, 8):
-        l0, q0 = fg.count("launch"), fg.count("query")
+        l0, q0, g0 = fg.count("logged"), fg.count("query"), fg.count("graph")
         sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
-        assert fg.count("launch") - l0 == 1 and fg.count("query") - q0 == 1
+        # (making the graph, the first repeated call also asks whether a capture is open)
+        assert fg.count("logged") - l0 == 1 and fg.count("query") - q0 == (2 if layer == 2 else 1)
+        assert fg.count("graph") - g0 == 1
+        p = fg.launch_params(l0, 24)
+        assert kv[layer].data_ptr() in p and new[layer].data_ptr() in p  # this layer's rows
     assert len(sr._binder) == 1
 
 
@@ -184,3 +205,67 @@ def test_threads_on_their_own_streams_share_one_plan(fg):
         t.join()
     assert not errors, errors
     assert 1 <= len(plan._binder) <= plan._binder.entries
+
+
+def _bound(fg, plan, x, seed, pos, n=3, **params):
+    for _ in range(n):
+        plan(x, seed=seed, position=pos, check=False, **params)
+
+
+def test_graph_nodes_follow_addresses_that_a_launch_by_launch_call_moved(fg):
+    # a call that is not a plain repeated one (here: the pool has work queued, as after a
+    # graph's release) re-points the cells and launches kernel by kernel; the graph's nodes
+    # still hold the earlier addresses, so the next repeated call must re-point them too
+    torch = fg.torch
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    x1, x2 = _views(torch, 2)
+    _bound(fg, plan, x1, seed, pos, **CHAIN)  # bound, its graph made at x1
+    assert len(plan._binder) == 1
+    _pool(fg)._defer(lambda: None)
+    c0, g0 = fg.count("launch"), fg.count("graph")
+    plan(x2, seed=seed, position=pos, check=False, **CHAIN)
+    assert fg.count("launch") - c0 == 2 and fg.count("graph") == g0  # kernel by kernel
+    l0, s0 = fg.count("logged"), fg.count("setparams")
+    plan(x2, seed=seed, position=pos, check=False, **CHAIN)  # the same logits again
+    assert fg.count("graph") == g0 + 1 and fg.count("setparams") - s0 == 2
+    for k in (l0, l0 + 1):
+        assert fg.launch_params(k, 5)[4] == x2.data_ptr()
+
+
+def test_no_graph_is_made_or_destroyed_while_a_capture_is_open_on_the_device(fg):
+    torch = fg.torch
+    ha, hb = 0x7E000, 0x7E100
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    x = _views(torch, 1)[0]
+    fg.set_torch_stream(hb)
+    other = rocsample.Sampler(ROWS, VOCAB, "float32")
+    _bound(fg, other, x, seed, pos, temperature=0.0)
+    fg.set_torch_stream(ha)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    _bound(fg, plan, x, seed, pos, n=2, temperature=0.0)  # bound, no graph yet
+    fg.set_capturing(hb)  # a foreign capture on another stream of the device
+    try:
+        fg.set_torch_stream(hb)
+        other(x, seed=seed, position=pos, check=False, temperature=0.0)  # the pool sees it
+        fg.set_torch_stream(ha)
+        i0, c0, d0 = fg.count("instantiate"), fg.count("launch"), fg.count("exec_destroy")
+        plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+        plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+        assert fg.count("instantiate") == i0  # no graph made inside the capture's lifetime
+        assert fg.count("launch") - c0 == 2  # the kernels launched one by one
+        other._binder.clear()  # other's graph (made before the capture) is collected now
+        plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+        assert fg.count("exec_destroy") == d0  # its destruction waits for the capture's end
+    finally:
+        fg.set_capturing(hb, False)
+    fg.set_torch_stream(hb)
+    other(x, seed=seed, position=pos, check=False, temperature=0.0)  # the pool sees the end
+    fg.set_torch_stream(ha)
+    for _ in range(2):
+        plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+    assert fg.count("exec_destroy") == d0 + 1
+    assert fg.count("instantiate") == i0 + 1  # plan's graph, made once the capture ended
+    fg.set_torch_stream(0)

@@ -46,7 +46,8 @@ _lib_lock = threading.Lock()
 
 
 def driver_library() -> str | None:
-    """Path of the compiled no-op driver, or None without a C compiler."""
+    """Path of the compiled no-op driver, or None without a C compiler (RuntimeError when the
+    compiler refuses driver.c)."""
     global _lib
     with _lib_lock:
         if _lib is not None:
@@ -58,8 +59,10 @@ def driver_library() -> str | None:
         out = pathlib.Path(tempfile.mkdtemp(prefix="rocsample-fakegpu-")) / "libfakecuda.so"
         r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(out), str(_HERE / "driver.c")],
                            capture_output=True, text=True)
-        _lib = str(out) if r.returncode == 0 else ""
-        return _lib or None
+        if r.returncode != 0:  # a compiler that refuses driver.c is a broken test, not a skip
+            raise RuntimeError(f"tests/fakegpu/driver.c does not compile:\n{r.stderr[-2000:]}")
+        _lib = str(out)
+        return _lib
 
 
 # ---- device memory: host memory with real addresses ------------------------------------------
@@ -384,6 +387,9 @@ def _vendor_class():
         def __init__(self, cuda, driver, lib) -> None:
             super().__init__(cuda, driver)
             self.native = (lib, "fake_launch", "fake_graph_launch")
+            self.node_graphs = ("fake_graph_create", "fake_graph_add_kernel_node",
+                                "fake_graph_instantiate", "fake_graph_exec_set_params",
+                                "fake_graph_exec_destroy", "fake_graph_destroy")
             self.queries = ("fake_is_capturing", "fake_get_device")
 
         @staticmethod
@@ -549,12 +555,18 @@ class FakeGpu:
         self.lib.fake_set_capturing.argtypes = [ctypes.c_size_t, ctypes.c_int]
         self._prev = prev
 
+    _COUNTS = ("launch", "graph", "query", "device", "logged", "setparams", "instantiate",
+               "exec_destroy", "node")
+
     def count(self, what: str) -> int:
-        """Driver calls so far: 'launch', 'graph', 'query' (capture status), 'device'."""
-        return int(self.lib.fake_count(("launch", "graph", "query", "device").index(what)))
+        """Driver calls so far: 'launch' (cuLaunchKernel), 'graph' (graph launches), 'query'
+        (capture status), 'device', 'setparams' (exec kernel-node updates), 'instantiate',
+        'exec_destroy'; 'node' the kernel nodes graph launches ran, 'logged' the kernel runs
+        logged (launches and nodes: the index of the next in :meth:`launch_params`)."""
+        return int(self.lib.fake_count(self._COUNTS.index(what)))
 
     def launch_params(self, k: int, n: int) -> list[int]:
-        """The first ``n`` 8-byte parameter values of the k-th launch (of the last 64)."""
+        """The first ``n`` 8-byte parameter values of the k-th kernel run (of the last 64)."""
         return [int(self.lib.fake_log_val(k, i)) for i in range(n)]
 
     def launch_stream(self, k: int) -> int:

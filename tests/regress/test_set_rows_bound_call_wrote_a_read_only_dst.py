@@ -52,12 +52,12 @@ def test_read_only_dst_refused_after_a_writable_one_bound_the_layout(monkeypatch
         idx = cuda.to_device(np.array([3], np.int64))
         for _ in range(3):  # bound on the second call
             sr.set_rows(_CAI(dst), _CAI(src), _CAI(idx), check_bounds=False)
-        launches = fg.count("launch")
+        launches = fg.count("logged")
         with pytest.raises(ValueError, match=r"dst: expected a writable array \(it is written "
                                              r"in place\), got a read-only array"):
             sr.set_rows(_CAI(dst, readonly=True), _CAI(src), _CAI(idx), check_bounds=False)
-        assert fg.count("launch") == launches  # nothing launched
+        assert fg.count("logged") == launches  # nothing launched
         sr.set_rows(_CAI(dst), _CAI(src), _CAI(idx), check_bounds=False)
-        assert fg.count("launch") == launches + 1  # the writable one: the bound launch still
+        assert fg.count("logged") == launches + 1  # the writable one: the bound launch still
     finally:
         fg.uninstall()

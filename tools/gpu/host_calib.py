@@ -5,7 +5,8 @@ of (docs/DESIGN.md, "The repeated call"), so the figures of bench/test_host_over
 split into rocsample's Python, the driver and torch:
 
 * one bound launch of a Sampler's bound call (the ctypes cuLaunchKernel, no Python around it but
-  the call), and the capture probe (ctypes cuStreamIsCapturing);
+  the call), the bound call run as one graph launch (what a repeated call makes) and launch by
+  launch (what it makes under a capture), and the capture probe (ctypes cuStreamIsCapturing);
 * the torch reads of one tensor (get_device, data_ptr, shape, stride, dtype), torch's current
   stream, torch.empty on the GPU and a slice (what a one-off call's outputs cost);
 * a whole Sampler call, for reference.
@@ -71,7 +72,11 @@ def main() -> int:
         torch.cuda.synchronize()
     out["capture probe (ctypes cuStreamIsCapturing)"] = per_call(hit._probe)
     out["BoundCall.ready (probe + pool check)"] = per_call(hit.ready)
-    out["BoundCall.run (both launches)"] = per_call(lambda: hit.run(hit.ptrs), 2000)
+    out["BoundCall.run (one graph launch of both kernels)"] = per_call(
+        lambda: hit.run(hit.ptrs), 2000)
+    torch.cuda.synchronize()
+    out["BoundCall.run launch by launch (both launches, as under a capture)"] = per_call(
+        lambda: hit.run(hit.ptrs, False), 2000)
     torch.cuda.synchronize()
     v = x[:, :]
     out["torch reads of one tensor"] = per_call(
