@@ -248,6 +248,12 @@ class GpuBackend(NumbaBackend):
             return None
         if any(getattr(b, "native", None) is None for b in bounds):
             return None
+        stream = bounds[0].native[1][8]
+        if (stream.value or 0) in (0, 1):
+            # the legacy default stream (torch's default): one cuGraphLaunch there cost the
+            # H200's host as much as the two kernel launches it replaces (15.6 against 16.6 us,
+            # tools/gpu/host_calib.py) where it costs 1.7 us on any other stream
+            return None
         from ..scratch import get_pool
 
         if get_pool(self)._release_blocked(device):
@@ -274,7 +280,6 @@ class GpuBackend(NumbaBackend):
             if not ok or inst(ctypes.byref(ex), graph, 0) != 0:
                 gdestroy(graph)
                 return None
-        stream = bounds[0].native[1][8]
         return NodeGraph(self, device, calls, native[1], graph, ex, nodes, params, stream)
 
 

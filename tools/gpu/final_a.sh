@@ -19,9 +19,10 @@ T0=$SECONDS
 [ "${FUZZ:-1}" = 1 ] && (sleep 20; OUT=$OUT/a/fuzz LIMIT=${FUZZ_LIMIT:-150} ROCSAMPLE_FUZZ_EXAMPLES=${FUZZ_X:-3} bash tools/gpu/fuzz.sh \
    > "$OUT/a/fuzz.out" 2>&1; echo "fuzz rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
 (sleep 40; OUT=$OUT/a/san WARM=0 TOOLS=${SAN_TOOLS:-memcheck} bash tools/gpu/sanitize.sh > "$OUT/a/san.out" 2>&1; \
-   [ -n "${SAN2_TOOLS:-}" ] && OUT=$OUT/a/san2 WARM=0 TOOLS=$SAN2_TOOLS PARTS=${SAN2_PARTS:-fuzz} \
-     bash tools/gpu/sanitize.sh >> "$OUT/a/san.out" 2>&1; \
-   echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
+   rc=$?; \
+   if [ -n "${SAN2_TOOLS:-}" ]; then OUT=$OUT/a/san2 WARM=0 TOOLS=$SAN2_TOOLS PARTS=${SAN2_PARTS:-fuzz} \
+     bash tools/gpu/sanitize.sh >> "$OUT/a/san.out" 2>&1 || rc=$?; fi; \
+   echo "sanitize rc=$rc at $((SECONDS - T0)) s" >> "$OUT/a/done.txt") &
 timeout ${GATE_LIMIT:-500} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
   > "$OUT/a/gate.log" 2>&1
 echo "gate rc=$? at $((SECONDS - T0)) s" >> "$OUT/a/done.txt"

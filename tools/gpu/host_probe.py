@@ -72,6 +72,34 @@ def graph_of(cu, native, handle):
     return ex, got
 
 
+def _streams(torch, rocsample, out, gl, ex, native):
+    """One cuGraphLaunch of the chain's graph on each kind of stream, and whether it waits for
+    the GPU: launched right after 20 ms of torch.cuda._sleep queued on that stream."""
+    be = rocsample.get_backend()
+    numba_blocking = be.runtime.new_stream()  # numba's cuda.stream(): cuStreamCreate(0)
+    kinds = {"legacy default (NULL)": None, "per-thread default (2)": 2,
+             "numba stream (blocking)": int(be.stream(numba_blocking).handle),
+             "torch side stream (non-blocking)": torch.cuda.current_stream().cuda_stream}
+    fn, cargs, _ = native[0]
+    for name, h in kinds.items():
+        a = (ex, ctypes.c_void_p(h))
+        out[f"cuGraphLaunch on the {name}"] = per_call(lambda: gl(*a))
+        la = cargs[:8] + (ctypes.c_void_p(h),) + cargs[9:]
+        out[f"cuLaunchKernel (chain phase 1) on the {name}"] = per_call(lambda: fn(*la))
+        torch.cuda.synchronize()
+        # the sleep on that stream (the legacy one for both default streams: they synchronise)
+        ts = (torch.cuda.ExternalStream(h) if h not in (None, 2)
+              else torch.cuda.default_stream())
+        for what, call in (("cuGraphLaunch", lambda: gl(*a)), ("cuLaunchKernel", lambda: fn(*la))):
+            with torch.cuda.stream(ts):
+                torch.cuda._sleep(40_000_000)  # about 20 ms of GPU time
+            t0 = time.perf_counter()
+            call()
+            out[f"{what} behind a queued sleep on the {name} (host us)"] = (
+                (time.perf_counter() - t0) * 1e6)
+            torch.cuda.synchronize()
+
+
 def profile(fn, n=3000, top=30):
     for _ in range(50):
         fn()
@@ -128,6 +156,8 @@ def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
         gl = cu.cuGraphLaunch
         gargs = (ex, ctypes.c_void_p(handle))
         out[f"{label}: one cuGraphLaunch of those launches"] = per_call(lambda: gl(*gargs))
+        if label == "chain":
+            _streams(torch, rocsample, out, gl, ex, native)
         sp = cu.cuGraphExecKernelNodeSetParams_v2
         for i, (node, p, err) in enumerate(nodes):
             out[f"{label}: node {i} GetParams error"] = err
