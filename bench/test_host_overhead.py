@@ -4,7 +4,9 @@ Each benchmark times the *call* only (no synchronize inside the timed region; th
 between rounds). ``extra_info["args"]`` says which argument kinds a case used: **fresh** torch
 tensors (a new view object every call, as ``out.logits[:, -1, :]`` makes each decode step, cycling
 over eight buffers so the data address changes too), the **same** object every call, or numba
-device arrays; ``host_us_median`` is the figure the targets read (issue #17, on the H200:
+device arrays; the torch cases run once on torch's legacy default stream and once with a
+``torch.cuda.Stream()`` current (``stream`` in ``extra_info``); ``host_us_median`` is the
+figure the targets read (issue #17, on the H200:
 ``Sampler.__call__`` <= 10 us with fresh torch tensors and with the same object, one-off
 ``sample`` / ``argmax`` <= 30 us, unchecked ``set_rows`` <= 10 us).
 
@@ -16,6 +18,7 @@ which allocate their outputs) and ``eager_us``. The PyTorch peers (``torch.argma
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 import numpy as np
@@ -163,6 +166,18 @@ def test_torch_peer_legacy(benchmark, backend, peer):
 
 DECODE_SHAPES = [(1, DECODE_VOCAB), (64, DECODE_VOCAB)]
 _BUFFERS = 8  # fresh views cycle over this many buffers: the data address changes every call
+#: torch's current stream during a case: ``default`` (the legacy default stream: a notebook, HF
+#: generate) or ``side`` (a ``torch.cuda.Stream()`` made current: vLLM-style engines)
+STREAMS = ["default", "side"]
+
+
+@contextlib.contextmanager
+def _on(torch, where):
+    if where == "default":
+        yield
+        return
+    with torch.cuda.stream(torch.cuda.Stream()):
+        yield
 
 
 def _torch(backend):
@@ -197,11 +212,17 @@ def _fresh_views(torch, rows, vocab):
     return itertools.cycle(views), bufs
 
 
+@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("shape", DECODE_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("mode", ["chain", "greedy"])
-def test_sampler_call_torch(benchmark, backend, kind, shape, mode):
+def test_sampler_call_torch(benchmark, backend, kind, shape, mode, stream):
     torch = _torch(backend)
+    with _on(torch, stream):
+        _sampler_call_torch(benchmark, torch, kind, shape, mode, stream)
+
+
+def _sampler_call_torch(benchmark, torch, kind, shape, mode, stream):
     rows, vocab = shape
     params = CHAIN if mode == "chain" else dict(temperature=0.0)
     plan = rocsample.Sampler(rows, vocab, "float32")  # stream=None: torch's current stream
@@ -219,16 +240,23 @@ def test_sampler_call_torch(benchmark, backend, kind, shape, mode):
         def fn():
             return plan(x, seed=seed, position=pos, check=False, **params)
         args = "logits, seed, position: the same torch tensors every call; host scalar filters"
-    _host_time(benchmark, torch, fn, impl=f"Sampler.__call__ {mode} (torch, {kind})", args=args,
-               shape=f"{rows}x{vocab}", target_us=10)
+    _host_time(benchmark, torch, fn,
+               impl=f"Sampler.__call__ {mode} (torch, {kind}, {stream} stream) {rows}x{vocab}",
+               args=args, shape=f"{rows}x{vocab}", stream=stream, target_us=10)
     res = fn()
     assert type(res[0]).__module__.startswith("torch"), "torch in, torch out"
 
 
+@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("op", ["sample", "argmax"])
-def test_one_off_torch(benchmark, backend, kind, op):
+def test_one_off_torch(benchmark, backend, kind, op, stream):
     torch = _torch(backend)
+    with _on(torch, stream):
+        _one_off_torch(benchmark, torch, kind, op, stream)
+
+
+def _one_off_torch(benchmark, torch, kind, op, stream):
     rows, vocab = 64, DECODE_VOCAB
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
@@ -245,14 +273,21 @@ def test_one_off_torch(benchmark, backend, kind, op):
             else "logits: the same torch tensor") + (
         "; seed, position: the same int64 torch tensors; outputs: new torch tensors per call"
         " (torch's caching allocator); check=False")
-    _host_time(benchmark, torch, fn, impl=f"rocsample.{op} one-off (torch, {kind})", args=args,
-               shape=f"{rows}x{vocab}", target_us=30)
+    _host_time(benchmark, torch, fn,
+               impl=f"rocsample.{op} one-off (torch, {kind}, {stream} stream) {rows}x{vocab}",
+               args=args, shape=f"{rows}x{vocab}", stream=stream, target_us=30)
 
 
+@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("dst_type", ["f16", "q8_0"])
-def test_set_rows_torch(benchmark, backend, kind, dst_type):
+def test_set_rows_torch(benchmark, backend, kind, dst_type, stream):
     torch = _torch(backend)
+    with _on(torch, stream):
+        _set_rows_torch(benchmark, torch, kind, dst_type, stream)
+
+
+def _set_rows_torch(benchmark, torch, kind, dst_type, stream):
     layers, rows, ne0 = _BUFFERS, 4096, 128
     if dst_type == "f16":
         kv = torch.zeros(layers, rows, ne0, dtype=torch.float16, device="cuda")
@@ -275,13 +310,20 @@ def test_set_rows_torch(benchmark, backend, kind, dst_type):
         def fn():
             return sr.set_rows(d, s_, idx, dst_type=dst_type, check_bounds=False)
         args = "dst, src, idx: the same torch tensors; check_bounds=False"
-    _host_time(benchmark, torch, fn, impl=f"set_rows {dst_type} unchecked (torch, {kind})",
-               args=args, shape=f"{rows}x{ne0}", target_us=10)
+    _host_time(benchmark, torch, fn,
+               impl=f"set_rows {dst_type} unchecked (torch, {kind}, {stream} stream) {rows}x{ne0}",
+               args=args, shape=f"{rows}x{ne0}", stream=stream, target_us=10)
 
 
+@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("peer", ["argmax", "topk_softmax_multinomial", "index_copy_"])
-def test_torch_peer(benchmark, backend, peer):
+def test_torch_peer(benchmark, backend, peer, stream):
     torch = _torch(backend)
+    with _on(torch, stream):
+        _torch_peer(benchmark, torch, peer, stream)
+
+
+def _torch_peer(benchmark, torch, peer, stream):
     x = torch.randn(64, DECODE_VOCAB, device="cuda")
     kv = torch.zeros(4096, 128, device="cuda", dtype=torch.float16)
     row = torch.ones(1, 128, device="cuda", dtype=torch.float16)
@@ -297,6 +339,7 @@ def test_torch_peer(benchmark, backend, peer):
         "topk_softmax_multinomial": topk_chain,
         "index_copy_": lambda: kv.index_copy_(0, ix, row),
     }[peer]
-    _host_time(benchmark, torch, fn, impl=f"torch {peer}", peer=f"torch {peer}",
-               args="the same torch tensors every call", shape="64x151936" if peer != "index_copy_"
-               else "4096x128")
+    shape = "64x151936" if peer != "index_copy_" else "4096x128"
+    _host_time(benchmark, torch, fn, impl=f"torch {peer} ({stream} stream) {shape}",
+               peer=f"torch {peer}", args="the same torch tensors every call", shape=shape,
+               stream=stream)

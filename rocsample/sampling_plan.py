@@ -20,17 +20,29 @@ _BLOCK = 256
 _MAX_SPLITS = 1024
 #: Each split should stream at least this many elements (amortises its partial and launch).
 _MIN_PER_SPLIT = 1024
+#: At most one wave of (split x row) blocks: this many per compute unit.
 _BLOCKS_PER_CU = 8
+#: Fewer splits once every compute unit has 2.5 blocks, as long as each split then streams at
+#: least _MIN_CHUNK logits: a split's fixed cost (its partial, the row's tail) outweighs a fuller
+#: device below that. From the H200 sweep of splits x block, every mode at the seven benchmark
+#: shapes (tools/gpu/split_sweep.py; BENCHMARKS.md): 1.05-1.36x faster at 64 x 32000, 64 x
+#: 151936 and 256 x 32000, unchanged elsewhere within 3%.
+_FILL_PER_CU_X2 = 5
+_MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
 
 
 def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
-    """(split x row) blocks that fill the device in one wave, none streaming too little."""
-    want = max(1, _BLOCKS_PER_CU * cus // max(n_rows, 1))
+    """Splits per row: at most one wave of (split x row) blocks, none streaming too little, and
+    no more than it takes to give every compute unit 2.5 blocks or each split _MIN_CHUNK logits
+    (whichever asks for more splits)."""
+    rows = max(n_rows, 1)
+    wave = max(1, _BLOCKS_PER_CU * cus // rows)
+    enough = max(_FILL_PER_CU_X2 * cus // (2 * rows), -(-n_vocab // _MIN_CHUNK))
     most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
-    return int(max(1, min(want, most, _MAX_SPLITS)))
+    return int(max(1, min(wave, enough, most, _MAX_SPLITS)))
 
 
 class SamplingPlan:

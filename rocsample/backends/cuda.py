@@ -17,8 +17,12 @@ class Vendor(VendorBase):
     name = "cuda"
     native = ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
     queries = ("cuStreamIsCapturing", "cuStreamGetDevice")
-    node_graphs = ("cuGraphCreate", "cuGraphAddKernelNode_v2", "cuGraphInstantiateWithFlags",
-                   "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecDestroy", "cuGraphDestroy")
+    # (the plain kernel-node names, where a driver has no _v2 ones, read the same leading
+    # fields: KernelNodeParams' last two only extend them)
+    node_graphs = ("cuGraphCreate", ("cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"),
+                   "cuGraphInstantiateWithFlags",
+                   ("cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"),
+                   "cuGraphExecDestroy", "cuGraphDestroy")
 
     @staticmethod
     def stream_device(rt, handle: int) -> int:

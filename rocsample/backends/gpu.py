@@ -32,6 +32,8 @@ class VendorBase:
     #: calls launch their kernels one by one (HIP's kernel node parameters differ in layout,
     #: unproven without an AMD GPU).
     node_graphs = None
+    #: why the last graph of a bound call was not made (a missing symbol, a driver error), or None
+    node_graph_error = None
 
     def __init__(self, cuda, driver) -> None:
         self.cuda = cuda
@@ -42,15 +44,24 @@ class VendorBase:
         self._raw: dict = {}
 
     def node_graph_calls(self):
-        """The ``node_graphs`` calls as ctypes functions (argument types set), or None."""
+        """The ``node_graphs`` calls as ctypes functions (argument types set), or None (why:
+        ``node_graph_error``). An entry may name alternatives, the first one found is taken."""
         if self._nodes is False:
             self._nodes = None
             if self.native is not None and self.node_graphs is not None:
                 try:
                     lib = ctypes.CDLL(self.native[0])
-                    fns = [getattr(lib, name) for name in self.node_graphs]
-                except (OSError, AttributeError):
+                except OSError as e:
+                    self.node_graph_error = f"{self.native[0]}: {e}"
                     return None
+                fns = []
+                for names in self.node_graphs:
+                    names = (names,) if isinstance(names, str) else names
+                    f = next((getattr(lib, n) for n in names if hasattr(lib, n)), None)
+                    if f is None:
+                        self.node_graph_error = f"{self.native[0]} has none of {names}"
+                        return None
+                    fns.append(f)
                 vp, pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
                 kp = ctypes.POINTER(KernelNodeParams)
                 types = ([pp, ctypes.c_uint], [pp, vp, pp, ctypes.c_size_t, kp],
@@ -249,11 +260,6 @@ class GpuBackend(NumbaBackend):
         if any(getattr(b, "native", None) is None for b in bounds):
             return None
         stream = bounds[0].native[1][8]
-        if (stream.value or 0) in (0, 1):
-            # the legacy default stream (torch's default): one cuGraphLaunch there cost the
-            # H200's host as much as the two kernel launches it replaces (15.6 against 16.6 us,
-            # tools/gpu/host_calib.py) where it costs 1.7 us on any other stream
-            return None
         from ..scratch import get_pool
 
         if get_pool(self)._release_blocked(device):
@@ -262,24 +268,46 @@ class GpuBackend(NumbaBackend):
         vp = ctypes.c_void_p
         graph = vp()
         nodes, params = [], []
+        vendor = self.vendor
         with self.on_device(device):
-            if create(ctypes.byref(graph), 0) != 0:
+            err = create(ctypes.byref(graph), 0)
+            if err != 0:
+                vendor.node_graph_error = f"{vendor.node_graphs[0]} returned {err}"
                 return None
             ex = vp()
-            ok = True
+            # How a node names its kernel. The handle a bound launch passes cuLaunchKernel may
+            # be a CUfunction or a library's CUkernel (numba-cuda loads CUlibrary modules: the
+            # driver answered CUDA_ERROR_INVALID_HANDLE for it as ``func`` on the H200), so:
+            # ``func``; else ``kern`` (func NULL, the current context); else the CUfunction
+            # cuKernelGetFunction gives for the current context. The first that the driver
+            # takes serves every node.
+            ways = ["func", "kern", "function"]
             for b in bounds:
                 c = b.native[1]  # (func, grid x3, block x3, shared bytes, stream, params, extra)
-                p = KernelNodeParams(c[0].value, *(v.value for v in c[1:8]), c[9].value)
                 node = vp()
                 dep = (vp * 1)(nodes[-1].value) if nodes else None
-                if add(ctypes.byref(node), graph, dep, 1 if nodes else 0, ctypes.byref(p)) != 0:
-                    ok = False
-                    break
+                errs = []
+                for way in list(ways):
+                    p = _node_params(vendor, way, c)
+                    err = 1 if p is None else add(ctypes.byref(node), graph, dep,
+                                                  1 if nodes else 0, ctypes.byref(p))
+                    if err == 0:
+                        ways = [way]
+                        break
+                    errs.append(f"{way}: {err}")
+                else:
+                    vendor.node_graph_error = (f"{vendor.node_graphs[1]!s} refused the kernel ("
+                                               + ", ".join(errs) + ")")
+                    gdestroy(graph)
+                    return None
                 nodes.append(node)
                 params.append(p)
-            if not ok or inst(ctypes.byref(ex), graph, 0) != 0:
+            err = inst(ctypes.byref(ex), graph, 0)
+            if err != 0:
+                vendor.node_graph_error = f"{vendor.node_graphs[2]} returned {err}"
                 gdestroy(graph)
                 return None
+        vendor.node_graph_error = None
         return NodeGraph(self, device, calls, native[1], graph, ex, nodes, params, stream)
 
 
@@ -323,7 +351,7 @@ class NodeGraph:
         setp, ex, node, ref = self._refs[k]
         err = setp(ex, node, ref)
         if err != 0:
-            raise RuntimeError(f"{self._be.vendor.node_graphs[3]} failed: error {err}")
+            raise RuntimeError(f"{self._be.vendor.node_graphs[3]!s} failed: error {err}")
 
     def __del__(self):
         try:
@@ -334,6 +362,27 @@ class NodeGraph:
                                        self._be))
         except Exception:
             pass
+
+
+def _node_params(vendor, way: str, c):
+    """The kernel node parameters of bound launch arguments ``c``, naming the kernel ``way``
+    (see :meth:`GpuBackend.node_graph`); None where that way is not available."""
+    h = c[0].value
+    rest = [v.value for v in c[1:8]]
+    if way == "func":
+        return KernelNodeParams(h, *rest, c[9].value)
+    if way == "kern":
+        p = KernelNodeParams(None, *rest, c[9].value)
+        p.kern = h
+        return p
+    try:
+        get = ctypes.CDLL(vendor.native[0]).cuKernelGetFunction
+    except (OSError, AttributeError):
+        return None
+    f = ctypes.c_void_p()
+    if get(ctypes.byref(f), ctypes.c_void_p(h)) != 0:
+        return None
+    return KernelNodeParams(f.value, *rest, c[9].value)
 
 
 def _destroy_later(pool, device, calls, ex, graph, be):

@@ -57,7 +57,7 @@ def _views(torch, n, rows=ROWS, vocab=VOCAB):
 def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
     torch = fg.torch
     h = 0x79000
-    fg.set_torch_stream(h)  # torch.cuda.stream(s): graphs are for streams other than the legacy one
+    fg.set_torch_stream(h)  # torch.cuda.stream(s)
     plan = rocsample.Sampler(ROWS, VOCAB, "float32")
     seed = torch.zeros(ROWS, dtype=torch.int64)
     pos = torch.zeros(ROWS, dtype=torch.int64)
@@ -94,23 +94,21 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
     fg.set_torch_stream(0)
 
 
-def test_the_legacy_default_stream_keeps_launch_by_launch_calls(fg):
-    # a graph launch on the legacy stream cost the H200's host as much as the kernel launches
+def test_the_legacy_default_stream_takes_one_graph_launch_too(fg):
+    # (one cuGraphLaunch on the legacy stream cost the H200's host 1.8 us, as on any other)
     torch = fg.torch
     plan = rocsample.Sampler(ROWS, VOCAB, "float32")  # torch's current stream: the legacy one
     seed = torch.zeros(ROWS, dtype=torch.int64)
     pos = torch.zeros(ROWS, dtype=torch.int64)
     xs = _views(torch, 5)
-    for x in xs[:2]:
+    for x in xs[:3]:
         plan(x, seed=seed, position=pos, check=False, **CHAIN)
-    i0 = fg.count("instantiate")
-    for x in xs[2:]:
+    for x in xs[3:]:
         l0, c0, g0 = fg.count("logged"), fg.count("launch"), fg.count("graph")
         plan(x, seed=seed, position=pos, check=False, **CHAIN)
-        assert fg.count("launch") - c0 == 2 and fg.count("graph") == g0
+        assert fg.count("launch") == c0 and fg.count("graph") - g0 == 1
         for k in (l0, l0 + 1):
             assert fg.launch_params(k, 5)[4] == x.data_ptr() and fg.launch_stream(k) == 0
-    assert fg.count("instantiate") == i0
 
 
 def test_a_capturing_stream_takes_the_request_path_and_pins_the_scratch(fg):
@@ -295,3 +293,25 @@ def test_no_graph_is_made_or_destroyed_while_a_capture_is_open_on_the_device(fg)
     assert fg.count("exec_destroy") == d0 + 1
     assert fg.count("instantiate") == i0 + 1  # plan's graph, made once the capture ended
     fg.set_torch_stream(0)
+
+
+def test_a_driver_refusing_kernel_nodes_keeps_launch_by_launch_calls(fg):
+    torch = fg.torch
+    fg.set_torch_stream(0x79300)
+    fg.set_fail_add(1)  # CUDA_ERROR_INVALID_VALUE, with and without the node's context set
+    try:
+        plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+        seed = torch.zeros(ROWS, dtype=torch.int64)
+        pos = torch.zeros(ROWS, dtype=torch.int64)
+        xs = _views(torch, 5)
+        for x in xs[:3]:
+            plan(x, seed=seed, position=pos, check=False, **CHAIN)
+        assert "refused the kernel" in str(fg.backend.vendor.node_graph_error)
+        for x in xs[3:]:
+            l0, c0, g0 = fg.count("logged"), fg.count("launch"), fg.count("graph")
+            plan(x, seed=seed, position=pos, check=False, **CHAIN)
+            assert fg.count("launch") - c0 == 2 and fg.count("graph") == g0
+            assert fg.launch_params(l0, 5)[4] == x.data_ptr()
+    finally:
+        fg.set_fail_add(0)
+        fg.set_torch_stream(0)

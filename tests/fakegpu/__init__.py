@@ -575,6 +575,10 @@ class FakeGpu:
     def set_capturing(self, handle: int, on: bool = True) -> None:
         self.lib.fake_set_capturing(handle, 1 if on else 0)
 
+    def set_fail_add(self, err: int) -> None:
+        """Make cuGraphAddKernelNode return ``err`` (0: succeed again)."""
+        self.lib.fake_set_fail_add(err)
+
     def set_global_capture(self, on: bool = True) -> None:
         self.lib.fake_set_global(1 if on else 0)
 

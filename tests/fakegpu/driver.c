@@ -59,6 +59,8 @@ static uintptr_t g_func[MAXG][MAXN], x_func[MAXG][MAXN];
 static int64_t g_vals[MAXG][MAXN][MAXP], x_vals[MAXG][MAXN][MAXP];
 static int g_nodes[MAXG], x_nodes[MAXG], x_dead[MAXG];
 static long n_g, n_x;
+static int fail_add; /* a driver refusing kernel nodes: cuGraphAddKernelNode returns this */
+void fake_set_fail_add(int err) { fail_add = err; }
 
 int fake_graph_create(void **g, unsigned flags) {
     (void)flags;
@@ -71,6 +73,7 @@ int fake_graph_create(void **g, unsigned flags) {
 int fake_graph_add_kernel_node(void **node, void *g, void **deps, size_t ndeps, knp_t *p) {
     long gi = (long)((uintptr_t)g - GBASE);
     (void)deps; (void)ndeps;
+    if (fail_add) return fail_add;
     if (gi < 0 || gi >= n_g || g_nodes[gi] >= MAXN) return 400;
     int j = g_nodes[gi]++;
     g_func[gi][j] = (uintptr_t)p->func;

@@ -158,6 +158,20 @@ def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
         out[f"{label}: one cuGraphLaunch of those launches"] = per_call(lambda: gl(*gargs))
         if label == "chain":
             _streams(torch, rocsample, out, gl, ex, native)
+            gx = hit._gx  # the bound call's own graph (GpuBackend.node_graph: explicit nodes)
+            out["chain: bound call made its node graph"] = gx is not None
+            out["node_graph_error"] = str(rocsample.get_backend().vendor.node_graph_error)
+            if gx is not None:
+                for name, h in (("legacy default (NULL)", None), ("side stream", handle)):
+                    a = (gx._exec, ctypes.c_void_p(h))
+                    out[f"cuGraphLaunch of the explicit node graph on the {name}"] = per_call(
+                        lambda: gl(*a))
+                torch.cuda.synchronize()
+            from rocsample.scratch import get_pool
+
+            pool = get_pool(rocsample.get_backend())
+            out["pool: what blocks making graphs now"] = str(
+                pool._allocation_blocker(rocsample.get_backend().runtime, 0))
         sp = cu.cuGraphExecKernelNodeSetParams_v2
         for i, (node, p, err) in enumerate(nodes):
             out[f"{label}: node {i} GetParams error"] = err
@@ -172,6 +186,16 @@ def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
         out[f"{label}: Sampler.__call__ same"] = per_call(lambda: plan(x, **kw))
         torch.cuda.synchronize()
         out[f"profile {label} Sampler fresh"] = profile(lambda: plan(next(it), **kw))
+    with torch.cuda.stream(torch.cuda.default_stream()):  # a notebook's stream: the legacy one
+        plan = rocsample.Sampler(64, 151936, "float32")
+        kw = dict(seed=seed, position=pos, check=False, **chain)
+        for _ in range(3):
+            plan(x, **kw)
+        torch.cuda.synchronize()
+        (hit,) = plan._binder._table.values()
+        out["legacy stream: bound call made a node graph"] = hit._gx is not None
+        out["legacy stream: Sampler.__call__ chain same"] = per_call(lambda: plan(x, **kw))
+        torch.cuda.synchronize()
     out["torch.argmax"] = per_call(lambda: torch.argmax(x, dim=-1))
     out["torch.cuda.current_stream()"] = per_call(torch.cuda.current_stream)
     out["one-off argmax"] = per_call(lambda: rocsample.argmax(x, check=False))
