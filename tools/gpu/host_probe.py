@@ -24,21 +24,18 @@ import pstats
 import sys
 import time
 
-_sync = None
+import host_calib
+from host_calib import per_call  # (batches of 100, the queue drained between them)
 
 
-def per_call(fn, n=2000, batch=100):
-    for _ in range(50):
-        fn()
-    times = []
-    for _ in range(max(1, n // batch)):
-        _sync()
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        times.append((time.perf_counter() - t0) / batch * 1e6)
-    times.sort()
-    return times[len(times) // 2]
+def _bound(torch, rocsample, x, kw):
+    """A Sampler at 64 x 151936 warmed with ``kw`` (bound on its second call) and its bound call."""
+    plan = rocsample.Sampler(64, 151936, "float32")
+    for _ in range(3):
+        plan(x, **kw)
+    torch.cuda.synchronize()
+    (hit,) = plan._binder._table.values()
+    return plan, hit
 
 
 class KNP(ctypes.Structure):  # CUDA_KERNEL_NODE_PARAMS_v2
@@ -108,7 +105,7 @@ def profile(fn, n=3000, top=30):
     for i in range(n):
         fn()
         if i % 100 == 99:
-            _sync()
+            host_calib._sync()
     pr.disable()
     s = io.StringIO()
     pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
@@ -116,12 +113,11 @@ def profile(fn, n=3000, top=30):
 
 
 def main() -> int:
-    global _sync
     import torch
 
     import rocsample
 
-    _sync = torch.cuda.synchronize
+    host_calib._sync = torch.cuda.synchronize
     rocsample.use_backend("cuda")
     cu = ctypes.CDLL("libcuda.so.1")
     out = {}
@@ -138,12 +134,8 @@ def main() -> int:
 
 def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
     for label, params in (("chain", chain), ("greedy", dict(temperature=0.0))):
-        plan = rocsample.Sampler(64, 151936, "float32")
         kw = dict(seed=seed, position=pos, check=False, **params)
-        for _ in range(3):
-            plan(x, **kw)
-        torch.cuda.synchronize()
-        (hit,) = plan._binder._table.values()
+        plan, hit = _bound(torch, rocsample, x, kw)
         native = hit._native
         for i, (fn, args, _) in enumerate(native):
             out[f"{label}: bound launch {i} (ctypes cuLaunchKernel)"] = per_call(
@@ -187,12 +179,8 @@ def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
         torch.cuda.synchronize()
         out[f"profile {label} Sampler fresh"] = profile(lambda: plan(next(it), **kw))
     with torch.cuda.stream(torch.cuda.default_stream()):  # a notebook's stream: the legacy one
-        plan = rocsample.Sampler(64, 151936, "float32")
         kw = dict(seed=seed, position=pos, check=False, **chain)
-        for _ in range(3):
-            plan(x, **kw)
-        torch.cuda.synchronize()
-        (hit,) = plan._binder._table.values()
+        plan, hit = _bound(torch, rocsample, x, kw)
         out["legacy stream: bound call made a node graph"] = hit._gx is not None
         out["legacy stream: Sampler.__call__ chain same"] = per_call(lambda: plan(x, **kw))
         torch.cuda.synchronize()

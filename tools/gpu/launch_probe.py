@@ -17,8 +17,8 @@ import json
 import os
 import sys
 
-import host_probe
-from host_probe import per_call
+import host_calib
+from host_calib import per_call
 
 
 def layout(cu, func, cvals):
@@ -45,7 +45,7 @@ def main() -> int:
 
     import rocsample
 
-    host_probe._sync = torch.cuda.synchronize
+    host_calib._sync = torch.cuda.synchronize
     rocsample.use_backend("cuda")
     cu = ctypes.CDLL("libcuda.so.1")
     out = {}
