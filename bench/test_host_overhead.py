@@ -18,7 +18,6 @@ which allocate their outputs) and ``eager_us``. The PyTorch peers (``torch.argma
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 
 import numpy as np
@@ -171,13 +170,15 @@ _BUFFERS = 8  # fresh views cycle over this many buffers: the data address chang
 STREAMS = ["default", "side"]
 
 
-@contextlib.contextmanager
-def _on(torch, where):
-    if where == "default":
-        yield
+@pytest.fixture(params=STREAMS)
+def torch_on(request, backend):
+    """(torch, stream kind) with that kind of stream current for the whole case."""
+    torch = _torch(backend)
+    if request.param == "default":
+        yield torch, "default"
         return
     with torch.cuda.stream(torch.cuda.Stream()):
-        yield
+        yield torch, request.param
 
 
 def _torch(backend):
@@ -212,17 +213,11 @@ def _fresh_views(torch, rows, vocab):
     return itertools.cycle(views), bufs
 
 
-@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("shape", DECODE_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("mode", ["chain", "greedy"])
-def test_sampler_call_torch(benchmark, backend, kind, shape, mode, stream):
-    torch = _torch(backend)
-    with _on(torch, stream):
-        _sampler_call_torch(benchmark, torch, kind, shape, mode, stream)
-
-
-def _sampler_call_torch(benchmark, torch, kind, shape, mode, stream):
+def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
+    torch, stream = torch_on
     rows, vocab = shape
     params = CHAIN if mode == "chain" else dict(temperature=0.0)
     plan = rocsample.Sampler(rows, vocab, "float32")  # stream=None: torch's current stream
@@ -247,16 +242,10 @@ def _sampler_call_torch(benchmark, torch, kind, shape, mode, stream):
     assert type(res[0]).__module__.startswith("torch"), "torch in, torch out"
 
 
-@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("op", ["sample", "argmax"])
-def test_one_off_torch(benchmark, backend, kind, op, stream):
-    torch = _torch(backend)
-    with _on(torch, stream):
-        _one_off_torch(benchmark, torch, kind, op, stream)
-
-
-def _one_off_torch(benchmark, torch, kind, op, stream):
+def test_one_off_torch(benchmark, torch_on, kind, op):
+    torch, stream = torch_on
     rows, vocab = 64, DECODE_VOCAB
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
@@ -278,16 +267,10 @@ def _one_off_torch(benchmark, torch, kind, op, stream):
                args=args, shape=f"{rows}x{vocab}", stream=stream, target_us=30)
 
 
-@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("kind", ["fresh", "same"])
 @pytest.mark.parametrize("dst_type", ["f16", "q8_0"])
-def test_set_rows_torch(benchmark, backend, kind, dst_type, stream):
-    torch = _torch(backend)
-    with _on(torch, stream):
-        _set_rows_torch(benchmark, torch, kind, dst_type, stream)
-
-
-def _set_rows_torch(benchmark, torch, kind, dst_type, stream):
+def test_set_rows_torch(benchmark, torch_on, kind, dst_type):
+    torch, stream = torch_on
     layers, rows, ne0 = _BUFFERS, 4096, 128
     if dst_type == "f16":
         kv = torch.zeros(layers, rows, ne0, dtype=torch.float16, device="cuda")
@@ -315,15 +298,9 @@ def _set_rows_torch(benchmark, torch, kind, dst_type, stream):
                args=args, shape=f"{rows}x{ne0}", stream=stream, target_us=10)
 
 
-@pytest.mark.parametrize("stream", STREAMS)
 @pytest.mark.parametrize("peer", ["argmax", "topk_softmax_multinomial", "index_copy_"])
-def test_torch_peer(benchmark, backend, peer, stream):
-    torch = _torch(backend)
-    with _on(torch, stream):
-        _torch_peer(benchmark, torch, peer, stream)
-
-
-def _torch_peer(benchmark, torch, peer, stream):
+def test_torch_peer(benchmark, torch_on, peer):
+    torch, stream = torch_on
     x = torch.randn(64, DECODE_VOCAB, device="cuda")
     kv = torch.zeros(4096, 128, device="cuda", dtype=torch.float16)
     row = torch.ones(1, 128, device="cuda", dtype=torch.float16)
