@@ -112,16 +112,20 @@ def profile(fn, n=3000, top=30):
     return s.getvalue()
 
 
-def main() -> int:
+def start():
+    """(torch, rocsample on cuda, libcuda, 64 x 151936 float32 logits) for the probes."""
     import torch
 
     import rocsample
 
     host_calib._sync = torch.cuda.synchronize
     rocsample.use_backend("cuda")
-    cu = ctypes.CDLL("libcuda.so.1")
+    return torch, rocsample, ctypes.CDLL("libcuda.so.1"), torch.randn(64, 151936, device="cuda")
+
+
+def main() -> int:
+    torch, rocsample, cu, x = start()
     out = {}
-    x = torch.randn(64, 151936, device="cuda")
     big = [torch.randn(64, 2, 151936, device="cuda") for _ in range(8)]
     views = [b[:, -1, :] for b in big] * 4
     seed = torch.zeros(64, dtype=torch.int64, device="cuda")

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-import host_calib
+import host_probe
 from host_calib import per_call
 
 
@@ -41,15 +41,8 @@ def layout(cu, func, cvals):
 
 
 def main() -> int:
-    import torch
-
-    import rocsample
-
-    host_calib._sync = torch.cuda.synchronize
-    rocsample.use_backend("cuda")
-    cu = ctypes.CDLL("libcuda.so.1")
+    torch, rocsample, cu, x = host_probe.start()
     out = {}
-    x = torch.randn(64, 151936, device="cuda")
     seed = torch.arange(64, dtype=torch.int64, device="cuda")
     pos = torch.zeros(64, dtype=torch.int64, device="cuda")
     side = torch.cuda.Stream()
