@@ -117,21 +117,22 @@ class BoundCall:
         gx = self._gx if graph else None
         if gx is not None:  # the repeated call's path
             gp = self._gptrs
-            dirty = 0
-            for i, sites, m in self._live:
-                p = ptrs[i]
-                if p != cur[i]:
-                    for cell, off in sites:
-                        cell.value = p + off
-                if p != gp[i]:
-                    dirty |= m
+            if ptrs != cur or gp != cur:  # (whole lists compared first: the same arrays again)
+                dirty = 0
+                for i, sites, m in self._live:
+                    p = ptrs[i]
+                    if p != cur[i]:
+                        for cell, off in sites:
+                            cell.value = p + off
+                    if p != gp[i]:
+                        dirty |= m
+                k = 0
+                while dirty:
+                    if dirty & 1:
+                        gx.repoint(k)
+                    dirty >>= 1
+                    k += 1
             self.ptrs = ptrs
-            k = 0
-            while dirty:
-                if dirty & 1:
-                    gx.repoint(k)
-                dirty >>= 1
-                k += 1
             self._gptrs = ptrs
             gx.launch()
             return
