@@ -576,7 +576,9 @@ class FakeGpu:
         self.lib.fake_set_capturing(handle, 1 if on else 0)
 
     def set_fail_add(self, err: int) -> None:
-        """Make cuGraphAddKernelNode return ``err`` (0: succeed again)."""
+        """Make cuGraphAddKernelNode return ``err`` for every node (> 0), refuse a kernel named
+        as ``func`` and take it as ``kern`` (-1: the H200's driver with numba-cuda's library
+        kernels), or succeed again (0)."""
         self.lib.fake_set_fail_add(err)
 
     def set_global_capture(self, on: bool = True) -> None:

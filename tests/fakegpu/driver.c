@@ -59,8 +59,12 @@ static uintptr_t g_func[MAXG][MAXN], x_func[MAXG][MAXN];
 static int64_t g_vals[MAXG][MAXN][MAXP], x_vals[MAXG][MAXN][MAXP];
 static int g_nodes[MAXG], x_nodes[MAXG], x_dead[MAXG];
 static long n_g, n_x;
-static int fail_add; /* a driver refusing kernel nodes: cuGraphAddKernelNode returns this */
+/* A driver refusing kernel nodes: cuGraphAddKernelNode returns fail_add (> 0) for every node,
+ * or (-1) CUDA_ERROR_INVALID_HANDLE for a node naming its kernel as func, as the H200's driver
+ * did for numba-cuda's library kernels, taking it as kern. */
+static int fail_add;
 void fake_set_fail_add(int err) { fail_add = err; }
+static uintptr_t node_kernel(knp_t *p) { return (uintptr_t)(p->func ? p->func : p->kern); }
 
 int fake_graph_create(void **g, unsigned flags) {
     (void)flags;
@@ -73,11 +77,13 @@ int fake_graph_create(void **g, unsigned flags) {
 int fake_graph_add_kernel_node(void **node, void *g, void **deps, size_t ndeps, knp_t *p) {
     long gi = (long)((uintptr_t)g - GBASE);
     (void)deps; (void)ndeps;
-    if (fail_add) return fail_add;
+    if (fail_add > 0) return fail_add;
+    if (fail_add < 0 && p->func) return 400;
+    if (!node_kernel(p)) return 400;
     if (gi < 0 || gi >= n_g || g_nodes[gi] >= MAXN) return 400;
     int j = g_nodes[gi]++;
-    g_func[gi][j] = (uintptr_t)p->func;
-    copy_params(g_vals[gi][j], (uintptr_t)p->func, p->kernelParams);
+    g_func[gi][j] = node_kernel(p);
+    copy_params(g_vals[gi][j], node_kernel(p), p->kernelParams);
     *node = (void *)(uintptr_t)(NBASE + gi * MAXN + j);
     return 0;
 }
@@ -102,8 +108,8 @@ int fake_graph_exec_set_params(void *ex, void *node, knp_t *p) {
     long e = (long)((uintptr_t)ex - XBASE), nj = (long)((uintptr_t)node - NBASE);
     int j = (int)(nj % MAXN);
     if (e < 0 || e >= n_x || x_dead[e] || nj < 0 || j >= x_nodes[e]) return 400;
-    if ((uintptr_t)p->func != x_func[e][j]) return 1; /* the function cannot change */
-    copy_params(x_vals[e][j], (uintptr_t)p->func, p->kernelParams);
+    if (node_kernel(p) != x_func[e][j]) return 1; /* the function cannot change */
+    copy_params(x_vals[e][j], node_kernel(p), p->kernelParams);
     n_setp++;
     return 0;
 }
