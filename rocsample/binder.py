@@ -86,8 +86,10 @@ class BoundCall:
         self._pool = None
         self._leases = ()
         # graph(): the launches as one driver graph (NodeGraph), None (never) or False (not
-        # now); built at the first repeated call, its nodes then read the cells as they are
-        self._gmake = graph if masks else None
+        # now); built at the first repeated call, its nodes then read the cells as they are;
+        # only for driver launches (their packed parameters are what a node copies) whose
+        # slots' launches are known (``masks``: what a moved slot re-points)
+        self._gmake = graph if masks and self._native is not None else None
         self._gx = None
         self._gptrs = ptrs  # the slot addresses the graph's nodes hold
 
@@ -115,38 +117,31 @@ class BoundCall:
         """
         cur = self.ptrs
         gx = self._gx if graph else None
-        if gx is not None:  # the repeated call's path
+        # (whole lists compared first: the same arrays again skip the per-slot loop)
+        if ptrs != cur or (gx is not None and self._gptrs != cur):
             gp = self._gptrs
-            if ptrs != cur or gp != cur:  # (whole lists compared first: the same arrays again)
-                dirty = 0
-                for i, sites, m in self._live:
-                    p = ptrs[i]
-                    if p != cur[i]:
-                        for cell, off in sites:
-                            cell.value = p + off
-                    if p != gp[i]:
-                        dirty |= m
+            dirty = 0  # the launches whose graph nodes hold other addresses than ptrs
+            for i, sites, m in self._live:
+                p = ptrs[i]
+                if p != cur[i]:
+                    for cell, off in sites:
+                        cell.value = p + off
+                if p != gp[i]:
+                    dirty |= m
+            if gx is not None:
                 k = 0
                 while dirty:
                     if dirty & 1:
                         gx.repoint(k)
                     dirty >>= 1
                     k += 1
-            self.ptrs = ptrs
+        self.ptrs = ptrs
+        if gx is None and graph and self._gmake is not None:
+            gx = self._graph()  # (its nodes read the cells as they are now)
+        if gx is not None:
             self._gptrs = ptrs
             gx.launch()
             return
-        for i, sites, _m in self._live:
-            p = ptrs[i]
-            if p != cur[i]:
-                for cell, off in sites:
-                    cell.value = p + off
-        self.ptrs = ptrs
-        if graph and self._gmake is not None:
-            gx = self._graph()  # (its nodes read the cells as they are now)
-            if gx is not None:
-                gx.launch()
-                return
         native = self._native
         if native is None:
             for launch in self.launches:
@@ -163,7 +158,6 @@ class BoundCall:
             return None  # not now (an open capture on the device): at a later call
         self._gmake = None
         self._gx = gx
-        self._gptrs = self.ptrs  # what the cells hold now, the nodes' parameters too
         return gx
 
 

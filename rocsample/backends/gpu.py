@@ -43,33 +43,38 @@ class VendorBase:
         self._nodes = False
         self._raw: dict = {}
 
+    def _symbols(self, names, types):
+        """``(functions, None)``: ``names`` in ``native``'s library (an entry may name
+        alternatives, the first found is taken) with argument types ``types``, returning the
+        driver's int error code; ``(None, why)`` where the library or a name is missing."""
+        try:
+            lib = ctypes.CDLL(self.native[0])
+        except OSError as e:
+            return None, f"{self.native[0]}: {e}"
+        fns = []
+        for entry, argtypes in zip(names, types):
+            alts = (entry,) if isinstance(entry, str) else entry
+            f = next((getattr(lib, n) for n in alts if hasattr(lib, n)), None)
+            if f is None:
+                return None, f"{self.native[0]} has none of {alts}"
+            f.argtypes = argtypes
+            f.restype = ctypes.c_int
+            fns.append(f)
+        return tuple(fns), None
+
     def node_graph_calls(self):
         """The ``node_graphs`` calls as ctypes functions (argument types set), or None (why:
-        ``node_graph_error``). An entry may name alternatives, the first one found is taken."""
+        ``node_graph_error``)."""
         if self._nodes is False:
             self._nodes = None
             if self.native is not None and self.node_graphs is not None:
-                try:
-                    lib = ctypes.CDLL(self.native[0])
-                except OSError as e:
-                    self.node_graph_error = f"{self.native[0]}: {e}"
-                    return None
-                fns = []
-                for names in self.node_graphs:
-                    names = (names,) if isinstance(names, str) else names
-                    f = next((getattr(lib, n) for n in names if hasattr(lib, n)), None)
-                    if f is None:
-                        self.node_graph_error = f"{self.native[0]} has none of {names}"
-                        return None
-                    fns.append(f)
                 vp, pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
                 kp = ctypes.POINTER(KernelNodeParams)
                 types = ([pp, ctypes.c_uint], [pp, vp, pp, ctypes.c_size_t, kp],
                          [pp, vp, ctypes.c_ulonglong], [vp, vp, kp], [vp], [vp])
-                for f, t in zip(fns, types):
-                    f.argtypes = t
-                    f.restype = ctypes.c_int
-                self._nodes = tuple(fns)
+                self._nodes, why = self._symbols(self.node_graphs, types)
+                if why is not None:
+                    self.node_graph_error = why
         return self._nodes
 
     def native_calls(self):
@@ -81,19 +86,9 @@ class VendorBase:
         if self._native is False:
             self._native = None
             if self.native is not None:
-                lib_name, launch_sym, graph_sym = self.native
-                try:
-                    lib = ctypes.CDLL(lib_name)
-                    lk = getattr(lib, launch_sym)
-                    gl = getattr(lib, graph_sym)
-                except (OSError, AttributeError):
-                    return None
                 vp, ui = ctypes.c_void_p, ctypes.c_uint
-                lk.argtypes = [vp, ui, ui, ui, ui, ui, ui, ui, vp, vp, vp]
-                lk.restype = ctypes.c_int
-                gl.argtypes = [vp, vp]
-                gl.restype = ctypes.c_int
-                self._native = (lk, gl)
+                types = ([vp, ui, ui, ui, ui, ui, ui, ui, vp, vp, vp], [vp, vp])
+                self._native = self._symbols(self.native[1:], types)[0]
         return self._native
 
     #: the stream queries of every call (capture status, a stream's device), by the same library
@@ -108,15 +103,8 @@ class VendorBase:
         if self._queries is False:
             self._queries = None
             if self.native is not None and len(self.queries) == 2:
-                try:
-                    lib = ctypes.CDLL(self.native[0])
-                    fns = [getattr(lib, name) for name in self.queries]
-                except (OSError, AttributeError):
-                    return None
-                for f in fns:
-                    f.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
-                    f.restype = ctypes.c_int
-                self._queries = tuple(fns)
+                t = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+                self._queries = self._symbols(self.queries, (t, t))[0]
         return self._queries
 
     def unconverted(self, fn):
