@@ -129,6 +129,7 @@ class Loop:
     def __init__(self, torch, transformers, model, batch, sample, stream):
         self.torch, self.model, self.batch, self.sample, self.stream = torch, model, batch, sample, stream
         self.graph = None
+        self.seen = None  # a set: the logits' data addresses step() met (eager warm-up only)
         g = torch.Generator(device=DEVICE).manual_seed(batch)
         with torch.cuda.stream(stream), torch.no_grad():
             prompt = torch.randint(0, CONFIG["vocab_size"], (batch, PROMPT), device=DEVICE, generator=g)
@@ -143,6 +144,8 @@ class Loop:
         out = self.model(input_ids=self.tok, past_key_values=self.cache, use_cache=True,
                          logits_to_keep=1)
         logits = out.logits[:, -1, :].float()  # a new float32 tensor each step, as HF generate
+        if self.seen is not None:
+            self.seen.add(logits.data_ptr())
         nxt = self.sample(logits) if self.sample is not None else self.tok
         self.tok.copy_(nxt.view(self.batch, 1).to(t.int64))
 
@@ -206,10 +209,15 @@ def _measure(torch, transformers, impl, batch, mode, benchmark=None):
             info["capture_error"] = err
             return info
     else:
+        loop.seen = set()
         with torch.cuda.stream(stream), torch.no_grad():
-            for _ in range(WARM_STEPS):
+            for _ in range(max(WARM_STEPS, 16)):
                 loop.step()
         stream.synchronize()
+        # how many allocator blocks the step's fresh logits tensor came from (the host-overhead
+        # benchmark's "alternating" kind is two)
+        info["logits_addresses"] = len(loop.seen)
+        loop.seen = None
     runs = []
     if benchmark is not None:
         benchmark.pedantic(lambda: runs.append(loop.run()), rounds=ROUNDS, iterations=1)

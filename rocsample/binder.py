@@ -48,6 +48,8 @@ def stream_lock(be, st) -> threading.RLock:
 
 #: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
 _ENTRIES = 8
+#: driver graphs a bound call keeps, one per list of slot addresses (see BoundCall.run)
+_EXECS = 4
 
 
 class BoundCall:
@@ -63,13 +65,14 @@ class BoundCall:
     """
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
-                 "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs")
+                 "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs",
+                 "_execs")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
                  graph=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
-        self.ptrs = ptrs  # the slot addresses the cells hold now
+        self.ptrs = tuple(ptrs)  # the slot addresses the cells hold now
         # (slot, ((cell, offset), ...), bit mask of the launches among them) of the slots some
         # launch addresses
         self._live = tuple((i, tuple(s), masks[i] if masks else 0)
@@ -86,12 +89,15 @@ class BoundCall:
         self._pool = None
         self._leases = ()
         # graph(): the launches as one driver graph (NodeGraph), None (never) or False (not
-        # now); built at the first repeated call, its nodes then read the cells as they are;
-        # only for driver launches (their packed parameters are what a node copies) whose
+        # now); the first made at the first repeated call, its nodes then read the cells as they
+        # are; only for driver launches (their packed parameters are what a node copies) whose
         # slots' launches are known (``masks``: what a moved slot re-points)
         self._gmake = graph if masks and self._native is not None else None
+        # the graphs by the slot addresses their nodes hold (at most _EXECS, oldest first), and
+        # the last one launched with the address list it was launched for
+        self._execs: dict = {}
         self._gx = None
-        self._gptrs = ptrs  # the slot addresses the graph's nodes hold
+        self._gptrs = None
 
     def guard(self, lock, probe, pool, leases) -> None:
         """What :meth:`ready` asks: ``probe()`` (True: the stream is not capturing), ``pool``
@@ -108,40 +114,31 @@ class BoundCall:
         return probe is not None and probe() and self._pool.unchanged(self._leases)
 
     def run(self, ptrs, graph: bool = True) -> None:
-        """Point the cells at ``ptrs`` (a sequence the caller no longer changes) and launch.
+        """Launch with the slot addresses ``ptrs`` (a list or tuple, slot order).
 
         ``graph``: the stream is not capturing (:meth:`ready` said so): the launches go as one
-        driver graph launch where the backend makes one (the nodes whose launches address a
-        slot that moved since the graph's last launch are re-pointed first); else, and under a
-        capture, launch by launch.
+        driver graph launch where the backend makes graphs. A bound call keeps up to
+        ``_EXECS`` graphs by the addresses their nodes hold, so arrays that come back (a decode
+        loop's logits alternate between a few allocator blocks, one-off outputs reuse theirs)
+        launch with nothing re-pointed; new addresses get a graph of their own while there is
+        room, else re-point the oldest graph's nodes whose launches address a slot that moved.
+        Else, and under a capture, launch by launch from the cells.
         """
-        cur = self.ptrs
-        gx = self._gx if graph else None
-        # (whole lists compared first: the same arrays again skip the per-slot loop)
-        if ptrs != cur or (gx is not None and self._gptrs != cur):
-            gp = self._gptrs
-            dirty = 0  # the launches whose graph nodes hold other addresses than ptrs
-            for i, sites, m in self._live:
-                p = ptrs[i]
-                if p != cur[i]:
-                    for cell, off in sites:
-                        cell.value = p + off
-                if p != gp[i]:
-                    dirty |= m
+        if graph:
+            gx = self._gx
+            if gx is not None and ptrs == self._gptrs:  # the last graph's addresses again
+                gx.launch()
+                return
+            key = tuple(ptrs)
+            gx = self._execs.get(key)
+            if gx is None and (self._execs or self._gmake is not None):
+                gx = self._exec_for(key)
             if gx is not None:
-                k = 0
-                while dirty:
-                    if dirty & 1:
-                        gx.repoint(k)
-                    dirty >>= 1
-                    k += 1
-        self.ptrs = ptrs
-        if gx is None and graph and self._gmake is not None:
-            gx = self._graph()  # (its nodes read the cells as they are now)
-        if gx is not None:
-            self._gptrs = ptrs
-            gx.launch()
-            return
+                self._gx = gx
+                self._gptrs = ptrs
+                gx.launch()
+                return
+        self._point(ptrs)
         native = self._native
         if native is None:
             for launch in self.launches:
@@ -152,12 +149,52 @@ class BoundCall:
             if err:
                 raise RuntimeError(f"{sym} failed: error {err}")
 
-    def _graph(self):
-        gx = self._gmake()
-        if gx is False:
-            return None  # not now (an open capture on the device): at a later call
-        self._gmake = None
-        self._gx = gx
+    def _point(self, ptrs) -> None:
+        """Write ``ptrs`` into the cells where they differ from what the cells hold."""
+        cur = self.ptrs
+        if ptrs == cur:
+            return
+        for i, sites, _m in self._live:
+            p = ptrs[i]
+            if p != cur[i]:
+                for cell, off in sites:
+                    cell.value = p + off
+        self.ptrs = tuple(ptrs)
+
+    def _exec_for(self, key):
+        """A graph whose nodes hold the addresses ``key`` (no graph holds them now): a new one
+        while the table has room, else the oldest graph with its moved nodes re-pointed. None
+        where no graph can be made."""
+        execs = self._execs
+        old = next(iter(execs)) if execs else None
+        ref = key if old is None else old
+        cur = self.ptrs
+        dirty = 0  # the launches whose nodes in the oldest graph hold other addresses than key
+        for i, sites, m in self._live:  # (a new graph's nodes, and a re-pointed node, read the cells)
+            p = key[i]
+            if p != cur[i]:
+                for cell, off in sites:
+                    cell.value = p + off
+            if p != ref[i]:
+                dirty |= m
+        self.ptrs = key
+        if len(execs) < _EXECS and self._gmake is not None:
+            gx = self._gmake()
+            if gx is None:
+                self._gmake = None  # never (the driver refused a node): launch by launch
+            elif gx is not False:  # (False: not now, an open capture on the device)
+                execs[key] = gx
+                return gx
+        if old is None:
+            return None
+        gx = execs.pop(old)
+        k = 0
+        while dirty:
+            if dirty & 1:
+                gx.repoint(k)
+            dirty >>= 1
+            k += 1
+        execs[key] = gx
         return gx
 
 

@@ -71,6 +71,9 @@ _U64 = 2**64
 _ORDERS = ("llama", "vllm")
 _LOGIT_DTYPES = ("float32", "float16", "bfloat16")
 _HOST = ("host",)  # the key of a host seed/position/logits: its device copy is re-pointed
+#: the types of (temperature, top_k, top_p, min_p) that key by value at once (Python scalars)
+_SCALAR4 = frozenset((a, b, c, d) for a in (float, int) for b in (float, int)
+                     for c in (float, int) for d in (float, int))
 _ADOPT = _io.ADOPTERS.get  # (hot path: interop.adopt_key without its own call)
 _adopter = _io.adopter
 
@@ -305,28 +308,27 @@ class Sampler:
             st = self.stream
         ptrs = [p0, None, None, None, None, None, None, None, None, None]
         # filter parameters: host values key by value (they decide the route), device arrays
-        # by layout (their addresses are slots)
-        # (Python floats and ints inline: value_key's answer for them, without its call)
-        tp = type(temperature)
-        kt = (tp, temperature) if tp is float or tp is int else value_key(temperature)
-        tp = type(top_k)
-        kk = (tp, top_k) if tp is int or tp is float else value_key(top_k)
-        tp = type(top_p)
-        kp = (tp, top_p) if tp is float or tp is int else value_key(top_p)
-        tp = type(min_p)
-        km = (tp, min_p) if tp is float or tp is int else value_key(min_p)
-        if kt is None:
-            temperature = _io.adopt(temperature)
-            kt, keyable = self._slot(be, temperature, ptrs, 1, keyable)
-        if kk is None:
-            top_k = _io.adopt(top_k)
-            kk, keyable = self._slot(be, top_k, ptrs, 2, keyable)
-        if kp is None:
-            top_p = _io.adopt(top_p)
-            kp, keyable = self._slot(be, top_p, ptrs, 3, keyable)
-        if km is None:
-            min_p = _io.adopt(min_p)
-            km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
+        # by layout (their addresses are slots); Python floats and ints (the usual call) by
+        # their types and values at once
+        types = (type(temperature), type(top_k), type(top_p), type(min_p))
+        if types in _SCALAR4:
+            kf = (types, temperature, top_k, top_p, min_p)
+        else:
+            kt, kk, kp, km = (value_key(temperature), value_key(top_k), value_key(top_p),
+                              value_key(min_p))
+            if kt is None:
+                temperature = _io.adopt(temperature)
+                kt, keyable = self._slot(be, temperature, ptrs, 1, keyable)
+            if kk is None:
+                top_k = _io.adopt(top_k)
+                kk, keyable = self._slot(be, top_k, ptrs, 2, keyable)
+            if kp is None:
+                top_p = _io.adopt(top_p)
+                kp, keyable = self._slot(be, top_p, ptrs, 3, keyable)
+            if km is None:
+                min_p = _io.adopt(min_p)
+                km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
+            kf = (kt, kk, kp, km)
         # seeds and positions: device arrays by layout; host values go through a device copy
         # (a slot too, whatever the value: a position that changes every call keeps its launches)
         seed, d = (_ADOPT(type(seed)) or _adopter(type(seed)))(be, seed)
@@ -346,8 +348,8 @@ class Sampler:
             keyable = False  # a NumPy position is bumped on the host: the full path, every call
         key = hit = None
         if keyable:
-            key = (st.handle, st.device, px, kt, kk, kp, km, ks, kq, ko, return_logprobs,
-                   advance_position, dtype, fresh, fw)
+            key = (st.handle, st.device, px, kf, ks, kq, ko, return_logprobs, advance_position,
+                   dtype, fresh, fw)
             hit = self._binder.lookup(key)
         with (hit is not None and hit.lock) or stream_lock(be, st):
             if hit is not None:
@@ -368,19 +370,23 @@ class Sampler:
         """A bound call with this call's addresses (under the stream's lock). ``captured``: the
         pool's request was made (the stream may be capturing): the graph being captured keeps
         what the launches address."""
-        be = self.backend
         hold = []
-        if host_x is not None:
-            x = be.as_array(np.ascontiguousarray(host_x), "logits", st)
-            ptrs[0] = be.array_span(x)[0]
-            hold.append(x)
-        if ks is _HOST:
-            a, ptrs[5] = self._host_u64("seed", seed, st)
-            hold.append(a)
-        if kq is _HOST:
-            a, ptrs[6] = self._host_u64("position", position, st)
-            hold.append(a)
-        tokens, logprobs, status, optrs = self._outputs_for(fw, fresh, return_logprobs, st)
+        if host_x is not None or ks is _HOST or kq is _HOST:
+            be = self.backend
+            if host_x is not None:
+                x = be.as_array(np.ascontiguousarray(host_x), "logits", st)
+                ptrs[0] = be.array_span(x)[0]
+                hold.append(x)
+            if ks is _HOST:
+                a, ptrs[5] = self._host_u64("seed", seed, st)
+                hold.append(a)
+            if kq is _HOST:
+                a, ptrs[6] = self._host_u64("position", position, st)
+                hold.append(a)
+        o = None if fresh else self._wrapped.get(fw)  # (the plan's outputs, viewed in fw)
+        if o is None:
+            o = self._outputs_for(fw, fresh, return_logprobs, st)
+        tokens, logprobs, status, optrs = o
         if out is None:
             ptrs[7] = optrs[0]
         else:

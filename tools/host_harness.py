@@ -63,7 +63,14 @@ def cases(fg):
             def same(plan=plan, x=x, seed=seed, pos=pos, params=params):
                 return plan(x, seed=seed, position=pos, check=False, **params)
 
+            # fresh views of two buffers in turn: a decode loop's logits (two allocator blocks)
+            alt = itertools.cycle([bufs[i % 2][:, -1, :] for i in range(4 * _BUFFERS)])
+
+            def two(plan=plan, it=alt, seed=seed, pos=pos, params=params):
+                return plan(next(it), seed=seed, position=pos, check=False, **params)
+
             out[f"sampler {mode} fresh {rows}x{VOCAB}"] = fresh
+            out[f"sampler {mode} fresh-2 {rows}x{VOCAB}"] = two
             out[f"sampler {mode} same {rows}x{VOCAB}"] = same
 
     seed = torch.zeros(64, dtype=torch.int64)

@@ -18,7 +18,7 @@ import threading
 import pytest
 
 import rocsample
-from rocsample.binder import Binder
+from rocsample.binder import _EXECS, Binder
 from tests import fakegpu
 
 sr = importlib.import_module("rocsample.set_rows")
@@ -61,7 +61,7 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
     plan = rocsample.Sampler(ROWS, VOCAB, "float32")
     seed = torch.zeros(ROWS, dtype=torch.int64)
     pos = torch.zeros(ROWS, dtype=torch.int64)
-    xs = _views(torch, 6)
+    xs = _views(torch, 2 + _EXECS + 3)
     for x in xs[:2]:  # the first call checks everything, the second binds
         plan(x, seed=seed, position=pos, check=False, **CHAIN)
     unbound = fakegpu.FakeCuda.unbound_launches
@@ -74,12 +74,12 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
         # one graph launch of the chain's two kernels, no kernel launched one by one
         assert fg.count("logged") - l0 == 2 and fg.count("graph") - g0 == 1
         assert fg.count("launch") == c0
-        # one capture query (making the graph, the first repeated call also asks whether any
-        # capture is open on the device)
-        assert fg.count("query") - q0 == 1 or n == 0
-        # the graph is made at the first repeated call (its nodes read the cells then); later
-        # a new address re-points both nodes (both kernels read the logits)
-        assert fg.count("setparams") - s0 == (0 if n == 0 else 2)
+        made = n < _EXECS  # a new address gets a graph of its own while the table has room
+        # one capture query (making a graph also asks whether any capture is open on the device)
+        assert fg.count("query") - q0 == 1 or made
+        # a new graph's nodes read the cells as they are; once the table is full a new address
+        # re-points the oldest graph's nodes (both: both kernels read the logits)
+        assert fg.count("setparams") - s0 == (0 if made else 2)
         # both launches read this call's logits: numba packs an array as meminfo, parent,
         # size, itemsize, data, ... and the logits are each kernel's first argument
         for k in (l0, l0 + 1):
@@ -87,10 +87,58 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
             assert fg.launch_stream(k) == h  # torch's current stream
     assert fakegpu.FakeCuda.unbound_launches == unbound
     assert len(plan._binder) == 1
-    assert fg.count("instantiate") - i0 == 1
+    assert fg.count("instantiate") - i0 == _EXECS
     s0 = fg.count("setparams")
     plan(xs[-1], seed=seed, position=pos, check=False, **CHAIN)  # the same object again
     assert fg.count("setparams") == s0  # nothing moved: no node re-pointed
+    fg.set_torch_stream(0)
+
+
+def test_logits_alternating_between_two_buffers_re_point_nothing(fg):
+    # a decode loop's fresh logits tensor comes from two allocator blocks in turn: each keeps
+    # a graph of its own, so no node is re-pointed and no graph made after the first of each
+    torch = fg.torch
+    fg.set_torch_stream(0x79400)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    a, b = _views(torch, 2)
+    for k in range(4):
+        plan((a, b)[k % 2][:, :], seed=seed, position=pos, check=False, **CHAIN)
+    i0, s0, c0 = fg.count("instantiate"), fg.count("setparams"), fg.count("launch")
+    for k in range(12):
+        x = (a, b)[k % 2][:, :]  # a new view object of the same buffer each time
+        l0, g0 = fg.count("logged"), fg.count("graph")
+        plan(x, seed=seed, position=pos, check=False, **CHAIN)
+        assert fg.count("graph") - g0 == 1
+        for n in (l0, l0 + 1):
+            assert fg.launch_params(n, 5)[4] == x.data_ptr()
+    assert fg.count("instantiate") == i0 and fg.count("setparams") == s0
+    assert fg.count("launch") == c0
+    fg.set_torch_stream(0)
+
+
+def test_a_bound_call_keeps_a_bounded_number_of_graphs_and_destroys_them_all(fg):
+    torch = fg.torch
+    fg.set_torch_stream(0x79500)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    i0, d0 = fg.count("instantiate"), fg.count("exec_destroy")
+    xs = _views(torch, 3 * _EXECS)
+    for n, x in enumerate(xs + xs):  # more addresses than graphs, twice over
+        l0 = fg.count("logged")
+        plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+        if n >= 2:  # bound (the first call checks, the second binds): the oldest re-pointed
+            assert fg.launch_params(l0, 5)[4] == x.data_ptr()
+    assert fg.count("instantiate") - i0 == _EXECS
+    plan._binder.clear()  # the bound call goes; its graphs are destroyed at the pool's next call
+    del x
+    import gc
+
+    gc.collect()
+    plan(xs[0], seed=seed, position=pos, check=False, temperature=0.0)
+    assert fg.count("exec_destroy") - d0 == _EXECS
     fg.set_torch_stream(0)
 
 
@@ -196,7 +244,7 @@ def test_set_rows_repeated_unchecked_call_is_one_query_and_one_graph_launch(fg):
         l0, q0, g0 = fg.count("logged"), fg.count("query"), fg.count("graph")
         sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
         # (making the graph, the first repeated call also asks whether a capture is open)
-        assert fg.count("logged") - l0 == 1 and (fg.count("query") - q0 == 1 or layer == 2)
+        assert fg.count("logged") - l0 == 1 and (fg.count("query") - q0 == 1 or layer < 2 + _EXECS)
         assert fg.count("graph") - g0 == 1
         p = fg.launch_params(l0, 24)
         assert kv[layer].data_ptr() in p and new[layer].data_ptr() in p  # this layer's rows
@@ -250,11 +298,25 @@ def test_graph_nodes_follow_addresses_that_a_launch_by_launch_call_moved(fg):
     c0, g0 = fg.count("launch"), fg.count("graph")
     plan(x2, seed=seed, position=pos, check=False, **CHAIN)
     assert fg.count("launch") - c0 == 2 and fg.count("graph") == g0  # kernel by kernel
-    l0, s0 = fg.count("logged"), fg.count("setparams")
+    l0, s0, i0 = fg.count("logged"), fg.count("setparams"), fg.count("instantiate")
     plan(x2, seed=seed, position=pos, check=False, **CHAIN)  # the same logits again
-    assert fg.count("graph") == g0 + 1 and fg.count("setparams") - s0 == 2
+    # x2's own graph (the table has room), made from the cells as the last call left them
+    assert fg.count("graph") == g0 + 1 and fg.count("instantiate") - i0 == 1
     for k in (l0, l0 + 1):
         assert fg.launch_params(k, 5)[4] == x2.data_ptr()
+    # back to x1: its graph's nodes still hold x1 (the cells hold x2): launched as it is
+    l0 = fg.count("logged")
+    plan(x1, seed=seed, position=pos, check=False, **CHAIN)
+    assert fg.count("setparams") == s0 and fg.count("instantiate") - i0 == 1
+    for k in (l0, l0 + 1):
+        assert fg.launch_params(k, 5)[4] == x1.data_ptr()
+    # and a launch-by-launch call after that writes x1 into the cells, which hold x2
+    _pool(fg)._defer(lambda: None)
+    l0 = fg.count("logged")
+    plan(x1, seed=seed, position=pos, check=False, **CHAIN)
+    assert fg.count("launch") - c0 == 4
+    for k in (l0, l0 + 1):
+        assert fg.launch_params(k, 5)[4] == x1.data_ptr()
     fg.set_torch_stream(0)
 
 
