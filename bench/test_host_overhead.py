@@ -5,7 +5,7 @@ time it as a decode loop's sampling call meets the GPU: the queue is drained bet
 one spin kernel (``torch.cuda._sleep``, about 100 us) is queued ahead of the call, as the step's
 forward is in a decode loop; that is pytest-benchmark's figure and ``host_us_median``, the one
 the targets read. ``host_us_idle_median`` is the same call right after a synchronize (an idle
-GPU: a notebook's one-off call), where the driver does more per launch, for PyTorch too.
+GPU: a notebook's one-off call), for PyTorch's calls too.
 
 ``extra_info["args"]`` says which argument kinds a case used: **fresh** torch tensors (a new
 view object every call, as ``out.logits[:, -1, :]`` makes each decode step, cycling over eight
@@ -210,8 +210,8 @@ def _host_time(benchmark, torch, fn, **info):
     earlier work still queued on the stream (here one spin kernel, ``torch.cuda._sleep``, queued
     after the drain), so the call neither waits nor finds an idle queue. That is pytest-benchmark's
     figure (``host_us_median``, what the targets read). ``host_us_idle_median``: the same call
-    right after a synchronize (an idle GPU, the call alone: a notebook's one-off call); the
-    driver then does more per launch, for PyTorch's calls as for ours."""
+    right after a synchronize (an idle GPU, the call alone: a notebook's one-off call), for
+    PyTorch's calls as for ours."""
     def setup():
         torch.cuda.synchronize()
         torch.cuda._sleep(_BUSY_CYCLES)

@@ -88,7 +88,20 @@ def main() -> int:
     out["torch.empty(128, int32, cuda)"] = per_call(lambda: torch.empty(128, dtype=i32, device=dev))
     b = torch.empty(128, dtype=i32, device=dev)
     out["torch slice b[:64]"] = per_call(lambda: b[:64])
+    b2 = torch.empty((2, 64), dtype=i32, device=dev)
+    out["torch b2.unbind(0) (two views at once)"] = per_call(lambda: b2.unbind(0))
     out["Sampler.__call__ chain (same tensors)"] = per_call(lambda: plan(x, **kw), 2000)
+    torch.cuda.synchronize()
+    import itertools
+
+    bufs = [torch.randn(64, 2, 151936, device="cuda") for _ in range(8)]
+    for name, n in (("alternating: two buffers", 2), ("fresh: eight buffers", 8)):
+        views = itertools.cycle([bufs[i % n][:, -1, :] for i in range(64)])
+        out[f"Sampler.__call__ chain (fresh views, {name})"] = per_call(
+            lambda views=views: plan(next(views), **kw), 2000)
+        torch.cuda.synchronize()
+    out["rocsample.sample one-off chain (same tensor)"] = per_call(
+        lambda: rocsample.sample(x, **kw), 2000)
     torch.cuda.synchronize()
     out["rocsample.argmax one-off (same tensor)"] = per_call(
         lambda: rocsample.argmax(x, check=False), 2000)
