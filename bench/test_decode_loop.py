@@ -50,8 +50,10 @@ BATCHES = [1, 8, 64]
 STEPS = 64
 PROMPT = 16
 WARM_STEPS = 3
+ADDRESS_STEPS = 16  # eager warm-up steps that also count the logits' addresses
 ROUNDS = 3
-MAX_CACHE = PROMPT + WARM_STEPS + ROUNDS * STEPS + 8  # every step a Loop runs, with a margin
+# every step a Loop runs (the eager warm-up is the longer one), with a margin
+MAX_CACHE = PROMPT + max(WARM_STEPS + 1, ADDRESS_STEPS) + ROUNDS * STEPS + 8
 SAMPLING = dict(temperature=0.8, top_k=50, top_p=0.9)
 IMPLS = ["torch", "rocsample", "flashinfer"]
 DEVICE = "cuda"
@@ -126,21 +128,32 @@ def _flashinfer_sampler(fi, batch):
 class Loop:
     """A prefilled static-cache decode loop of one batch, run on ``stream``."""
 
-    def __init__(self, torch, transformers, model, batch, sample, stream):
+    def __init__(self, torch, transformers, model, batch, sample, stream, cache_len=MAX_CACHE):
         self.torch, self.model, self.batch, self.sample, self.stream = torch, model, batch, sample, stream
+        self.cache_len = cache_len
+        self.used = PROMPT  # cache positions written (a step past the cache is a device assert)
         self.graph = None
         self.seen = None  # a set: the logits' data addresses step() met (eager warm-up only)
         g = torch.Generator(device=DEVICE).manual_seed(batch)
         with torch.cuda.stream(stream), torch.no_grad():
             prompt = torch.randint(0, CONFIG["vocab_size"], (batch, PROMPT), device=DEVICE, generator=g)
             self.cache = transformers.StaticCache(config=model.config,
-                                                  max_cache_len=MAX_CACHE)
+                                                  max_cache_len=cache_len)
             out = model(input_ids=prompt, past_key_values=self.cache, use_cache=True, logits_to_keep=1)
             self.tok = out.logits[:, -1, :].argmax(-1, keepdim=True)  # static: the step's input
         stream.synchronize()
 
+    def _room(self, steps):
+        """Refuse, before any launch, steps that would write past the static cache (the
+        model's cache update would trip a device-side assert, which poisons the process)."""
+        if self.used + steps > self.cache_len:
+            raise RuntimeError(f"decode loop: {self.used} + {steps} steps exceed the static cache "
+                               f"of {self.cache_len} positions (raise MAX_CACHE)")
+        self.used += steps
+
     def step(self):
         t = self.torch
+        self._room(1)
         out = self.model(input_ids=self.tok, past_key_values=self.cache, use_cache=True,
                          logits_to_keep=1)
         logits = out.logits[:, -1, :].float()  # a new float32 tensor each step, as HF generate
@@ -170,6 +183,8 @@ class Loop:
         """STEPS more steps; (device-event seconds, host seconds) per step."""
         t = self.torch
         e0, e1 = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        if self.graph is not None:
+            self._room(STEPS)  # (eager steps count themselves)
         with t.cuda.stream(self.stream), t.no_grad():
             h0 = time.perf_counter()
             e0.record(self.stream)
@@ -211,7 +226,7 @@ def _measure(torch, transformers, impl, batch, mode, benchmark=None):
     else:
         loop.seen = set()
         with torch.cuda.stream(stream), torch.no_grad():
-            for _ in range(max(WARM_STEPS, 16)):
+            for _ in range(ADDRESS_STEPS):
                 loop.step()
         stream.synchronize()
         # how many allocator blocks the step's fresh logits tensor came from (the host-overhead

@@ -280,7 +280,7 @@ def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
     assert type(res[0]).__module__.startswith("torch"), "torch in, torch out"
 
 
-@pytest.mark.parametrize("kind", ["fresh", "same"])
+@pytest.mark.parametrize("kind", ["fresh", "alternating", "same"])
 @pytest.mark.parametrize("op", ["sample", "argmax"])
 def test_one_off_torch(benchmark, torch_on, kind, op):
     torch, stream = torch_on
@@ -295,9 +295,12 @@ def test_one_off_torch(benchmark, torch_on, kind, op):
             return rocsample.argmax(v, check=False)
         return rocsample.sample(v, seed=seed, position=pos, check=False, **CHAIN)
 
-    fn = (lambda: call(next(it))) if kind == "fresh" else (lambda: call(x))
-    args = ("logits: a fresh torch view every call (8 buffers)" if kind == "fresh"
-            else "logits: the same torch tensor") + (
+    two = itertools.cycle([bufs[i % 2][:, -1, :] for i in range(4 * _ITER)])
+    fn = {"fresh": lambda: call(next(it)), "alternating": lambda: call(next(two)),
+          "same": lambda: call(x)}[kind]
+    args = {"fresh": "logits: a fresh torch view every call (8 buffers: a new address every call)",
+            "alternating": "logits: a fresh torch view every call of two buffers in turn",
+            "same": "logits: the same torch tensor"}[kind] + (
         "; seed, position: the same int64 torch tensors; outputs: new torch tensors per call"
         " (torch's caching allocator); check=False")
     _host_time(benchmark, torch, fn,

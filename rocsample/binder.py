@@ -48,7 +48,8 @@ def stream_lock(be, st) -> threading.RLock:
 
 #: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
 _ENTRIES = 8
-#: driver graphs a bound call keeps, one per list of slot addresses (see BoundCall.run)
+#: driver graphs a bound call keeps, one per list of slot addresses (see BoundCall.run), unless
+#: its Binder says otherwise (set_rows: one per layer's KV cache, Binder(execs=...))
 _EXECS = 4
 
 
@@ -66,10 +67,10 @@ class BoundCall:
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
                  "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs",
-                 "_execs")
+                 "_execs", "_cap")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
-                 graph=None) -> None:
+                 graph=None, execs: int = _EXECS) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = tuple(ptrs)  # the slot addresses the cells hold now
@@ -93,9 +94,10 @@ class BoundCall:
         # are; only for driver launches (their packed parameters are what a node copies) whose
         # slots' launches are known (``masks``: what a moved slot re-points)
         self._gmake = graph if masks and self._native is not None else None
-        # the graphs by the slot addresses their nodes hold (at most _EXECS, oldest first), and
+        # the graphs by the slot addresses their nodes hold (at most ``execs``, oldest first), and
         # the last one launched with the address list it was launched for
         self._execs: dict = {}
+        self._cap = execs
         self._gx = None
         self._gptrs = None
 
@@ -118,7 +120,7 @@ class BoundCall:
 
         ``graph``: the stream is not capturing (:meth:`ready` said so): the launches go as one
         driver graph launch where the backend makes graphs. A bound call keeps up to
-        ``_EXECS`` graphs by the addresses their nodes hold, so arrays that come back (a decode
+        ``execs`` graphs (4 unless its Binder says) by the addresses their nodes hold, so arrays that come back (a decode
         loop's logits alternate between a few allocator blocks, one-off outputs reuse theirs)
         launch with nothing re-pointed; new addresses get a graph of their own while there is
         room, else re-point the oldest graph's nodes whose launches address a slot that moved.
@@ -178,7 +180,7 @@ class BoundCall:
             if p != ref[i]:
                 dirty |= m
         self.ptrs = key
-        if len(execs) < _EXECS and self._gmake is not None:
+        if len(execs) < self._cap and self._gmake is not None:
             gx = self._gmake()
             if gx is None:
                 self._gmake = None  # never (the driver refused a node): launch by launch
@@ -211,7 +213,8 @@ def gaps(call: BoundCall, first: int, others) -> tuple:
     return tuple(out)
 
 
-def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
+def bind_call(be, stream, launches, slots, scratch=None, extra=None,
+              execs: int = _EXECS) -> BoundCall | None:
     """Bind ``launches`` ([(kernel, grid, block, args)], stream order) with ``slots``.
 
     ``slots``: the caller's arrays of this call in slot order, as backend device arrays (None
@@ -252,7 +255,7 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None) -> BoundCal
     if make is not None:
         def graph(make=make, bounds=tuple(keep), device=stream.device):
             return make(bounds, device)
-    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph)
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs)
 
 
 class Binder:
@@ -260,13 +263,15 @@ class Binder:
 
     Binding costs about a millisecond on a GPU (numba specialises and packs every launch), so a
     key seen once (a host value that changes every step) never pays it. Bounded: at most
-    ``entries`` bound calls (the oldest is dropped) and ``4 * entries`` remembered keys.
+    ``entries`` bound calls (the oldest is dropped) and ``4 * entries`` remembered keys; each
+    bound call keeps at most ``execs`` driver graphs.
     ``lookup`` takes no lock (one dict read); the changes (offer, drop, clear) take the table's
     own lock, since one Sampler serves calls on several streams (several stream locks) at once.
     """
 
-    def __init__(self, entries: int = _ENTRIES) -> None:
+    def __init__(self, entries: int = _ENTRIES, execs: int = _EXECS) -> None:
         self.entries = entries
+        self.execs = execs  # driver graphs each bound call keeps (BoundCall.run)
         self._table: dict = {}
         self._seen: dict = {}
         self._lock = threading.Lock()
@@ -295,7 +300,7 @@ class Binder:
                     self._seen.clear()
                 self._seen[key] = True
                 return None
-        call = bind_call(be, stream, launches, slots, scratch, extra)
+        call = bind_call(be, stream, launches, slots, scratch, extra, self.execs)
         if call is None:
             return None
         with self._lock:

@@ -339,7 +339,10 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
 #: the simulator has no launch overhead to save, but its bound launches re-point like a GPU's:
 #: CI runs that path there too
 _FAST_ON_SIM = True
-_binder = Binder(entries=16)
+#: a decode step writes every layer's KV cache through one key (the layers' views share their
+#: layout): one driver graph per (dst, src, idx) addresses, 64 of them (32 layers x K and V), so
+#: a step's writes re-point nothing (a graph of one node: a few KB of driver memory each)
+_binder = Binder(entries=16, execs=64)
 _ADOPT = _interop.ADOPTERS.get
 
 

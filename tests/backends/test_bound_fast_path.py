@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(fakegpu.driver_library() is None,
 def fg(monkeypatch):
     from rocsample.backends import interop
 
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     monkeypatch.setattr(interop, "_durable", set(interop._durable))
     g = fakegpu.install()
     try:
@@ -244,11 +244,19 @@ def test_set_rows_repeated_unchecked_call_is_one_query_and_one_graph_launch(fg):
         l0, q0, g0 = fg.count("logged"), fg.count("query"), fg.count("graph")
         sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
         # (making the graph, the first repeated call also asks whether a capture is open)
-        assert fg.count("logged") - l0 == 1 and (fg.count("query") - q0 == 1 or layer < 2 + _EXECS)
+        assert fg.count("logged") - l0 == 1 and (fg.count("query") - q0 == 1 or layer < 2 + sr._binder.execs)
         assert fg.count("graph") - g0 == 1
         p = fg.launch_params(l0, 24)
         assert kv[layer].data_ptr() in p and new[layer].data_ptr() in p  # this layer's rows
     assert len(sr._binder) == 1
+    # the next step writes every layer again: each layer's graph as it is, nothing re-pointed
+    i0, s0 = fg.count("instantiate"), fg.count("setparams")
+    for layer in range(8):
+        l0 = fg.count("logged")
+        sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
+        p = fg.launch_params(l0, 40)
+        assert kv[layer].data_ptr() in p and new[layer].data_ptr() in p
+    assert fg.count("setparams") == s0 and fg.count("instantiate") - i0 == 2  # layers 0 and 1
     fg.set_torch_stream(0)
 
 

@@ -223,7 +223,7 @@ def test_repeated_unchecked_calls_reuse_one_bound_launch(backend, rng, launches,
     if not backend.is_device:
         pytest.skip("the repeated-call path is for GPU backends")
     monkeypatch.setattr(sr, "_FAST_ON_SIM", True)
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     st = new_stream()
     host = np.zeros((5, 64), np.uint16)
     d = _dev(backend, host, st)
@@ -276,7 +276,7 @@ def test_bound_word_kernels_follow_fresh_arrays(backend, rng, monkeypatch, new_s
     if not backend.is_device:
         pytest.skip("the repeated-call path is for GPU backends")
     monkeypatch.setattr(sr, "_FAST_ON_SIM", True)
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     st = new_stream()
     ne0 = 96
     for step in range(4):

@@ -28,7 +28,7 @@ CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
 def test_a_driver_taking_only_kern_still_gets_one_graph_launch(monkeypatch):
     from rocsample.backends import interop
 
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     monkeypatch.setattr(interop, "_durable", set(interop._durable))
     fg = fakegpu.install()
     fg.set_fail_add(-1)

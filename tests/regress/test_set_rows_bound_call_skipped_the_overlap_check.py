@@ -28,7 +28,7 @@ MSG = r"src: expected memory apart from dst's"
 
 def test_overlap_refused_after_the_layouts_were_bound(backend, monkeypatch):
     monkeypatch.setattr(sr, "_FAST_ON_SIM", True)
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     host = np.arange(10 * 32, dtype=np.float32).reshape(10, 32)
     buf = backend.as_array(host, "buf") if backend.is_device else host.copy()
     idx = np.array([2], np.int64)

@@ -42,7 +42,7 @@ class _CAI:
 def test_read_only_dst_refused_after_a_writable_one_bound_the_layout(monkeypatch):
     from rocsample.backends import interop
 
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16))
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
     monkeypatch.setattr(interop, "_durable", set(interop._durable))
     fg = fakegpu.install(torch=False)
     try:

@@ -38,7 +38,7 @@ on() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 on s1 && step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
 on s2 && step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
   -k "flashinfer or decode"
-on s3 && step s3-rest 130 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
+on s3 && step s3-rest 170 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
 on s4 && step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
 on s5 && step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
 echo "== total $((SECONDS - T0))s" | tee -a "$LOG"
