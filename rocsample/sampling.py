@@ -442,13 +442,16 @@ class Sampler:
         k = 3 if want_lp else 2
         if fw in _io.FRAMEWORKS:
             cur = _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
-            buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle, cur)
-            tokens, status = buf[:n], buf[n:2 * n]
-            if fw == _io.TORCH:
+            if fw == _io.TORCH:  # one (k, n) block, its rows as views by one call
+                buf = _io.empty(fw, (k, n), np.int32, st.device, st.handle, cur)
+                rows = buf.unbind(0)
+                tokens, status = rows[0], rows[1]
                 ptr = buf.data_ptr()
-                logprobs = (buf[2 * n:].view(sys.modules["torch"].float32) if want_lp
+                logprobs = (rows[2].view(sys.modules["torch"].float32) if want_lp
                             else self._outputs[1])
             else:
+                buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle, cur)
+                tokens, status = buf[:n], buf[n:2 * n]
                 ptr = buf.data.ptr
                 logprobs = buf[2 * n:].view(np.float32) if want_lp else self._outputs[1]
             lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]

@@ -385,3 +385,21 @@ def test_a_driver_refusing_kernel_nodes_keeps_launch_by_launch_calls(fg):
     finally:
         fg.set_fail_add(0)
         fg.set_torch_stream(0)
+
+
+def test_one_off_torch_outputs_are_rows_of_one_block_where_the_kernels_write(fg):
+    # tokens, status and logprobs of a one-off torch call: rows 0, 1, 2 of one (k, n) int32
+    # block (views by one unbind), at the addresses the launches were given
+    torch = fg.torch
+    x = _views(torch, 1)[0]
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    for _ in range(3):
+        tok, lp, status = rocsample.sample(x, seed=seed, position=pos, check=False,
+                                           return_logprobs=True, **CHAIN)
+        p = tok.data_ptr()
+        assert status.data_ptr() == p + 4 * ROWS and lp.data_ptr() == p + 8 * ROWS
+        assert tuple(tok.shape) == tuple(status.shape) == tuple(lp.shape) == (ROWS,)
+        assert lp.dtype == torch.float32 and tok.dtype == status.dtype == torch.int32
+    tok, status = rocsample.argmax(x, check=False)
+    assert status.data_ptr() == tok.data_ptr() + 4 * ROWS and tuple(tok.shape) == (ROWS,)

@@ -485,6 +485,10 @@ def fake_torch():
         def view(self, dt):
             return Tensor(self._a.view(dt.np), dt, self)
 
+        def unbind(self, dim=0):
+            assert dim == 0
+            return tuple(Tensor(r, self.dtype, self) for r in self._a)
+
         def record_stream(self, s):
             pass
 
