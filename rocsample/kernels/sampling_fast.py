@@ -111,6 +111,8 @@ assert NFOLD * FOLD >= MAX_BLOCK and NFOLD * FOLD >= KCAP
 assert _RBINS <= MASS_N and NGRP * GW == NBIN
 
 _MASS_SCALE = np.float64(2.0 ** 40)
+#: float64 distances below this have mass 0 (exp(-29) * 2**40 < 0.5).
+_MASS_CUT = np.float64(-29.0)
 _F64_HALF = np.float64(0.5)
 _F32_0 = np.float32(0.0)
 _F32_1 = np.float32(1.0)
@@ -261,14 +263,32 @@ def make(cuda, load, h):
         return best
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
-                      f1m, f1s, res, sm_r):
-        # The row's split partials folded into (key, -index) composites of the maximum (sm_r[8])
-        # and of the best Gumbel score (sm_r[9]), ties to the lower index, and (lp != 0) the
-        # float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD slots per thread
-        # of the first NFOLD, then by thread 0, always in the same order (the log-sum-exp is
-        # reproducible for a launch shape). Every thread of the block calls it; sm_lm / sm_ls
-        # are only touched when lp != 0. A composite < 0: no finite logit.
+    def comp(key, i):
+        # The (key, -index) composite of token i (int64): a larger key first, then the lower
+        # index.
+        return (key << _S31) | (_LOW31 - i)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def comp_of(fv, i):
+        # The composite of token i with float32 value fv (its order key).
+        return comp(order_key(fv), i)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def comp_token(c):
+        # The token index of a (key, -index) composite.
+        return _LOW31 - (c & _LOW31)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def score_from_scaled(s, sd, ps, i):
+        # The (Gumbel score key, -index) composite of a drawn token i whose scaled logit is s.
+        return comp_of(s + token_gumbel(sd, ps, i), i)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls):
+        # This thread's fold of the row's split partials tid, tid + bs, ...: the (key, -index)
+        # composite of the maximum into sm_c[tid], (draw != 0) that of the best Gumbel score into
+        # sm_cg[tid], ties to the lower index, and (lp != 0) the float64 (max, sum exp) pair into
+        # sm_lm[tid], sm_ls[tid]. A composite < 0: no finite logit. No barrier.
         cv = _I64_M1
         cg = _I64_M1
         lm = _F64_NINF
@@ -277,22 +297,35 @@ def make(cuda, load, h):
         while s < nsplit:
             vi = pi[row, s, 0]
             if vi < n:
-                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
+                c = comp_of(pf[row, s, 0], vi)
                 if c > cv:
                     cv = c
-            gi = pi[row, s, 1]
-            if gi < n:
-                c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
-                if c > cg:
-                    cg = c
+            if draw != 0:
+                gi = pi[row, s, 1]
+                if gi < n:
+                    c = comp_of(pf[row, s, 1], gi)
+                    if c > cg:
+                        cg = c
             if lp != 0:
                 lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
             s += bs
         sm_c[tid] = cv
-        sm_cg[tid] = cg
+        if draw != 0:
+            sm_cg[tid] = cg
         if lp != 0:
             sm_lm[tid] = lm
             sm_ls[tid] = ls
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
+                      f1m, f1s, res, sm_r):
+        # The row's split partials folded into (key, -index) composites of the maximum (sm_r[8])
+        # and of the best Gumbel score (sm_r[9]), ties to the lower index, and (lp != 0) the
+        # float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD slots per thread
+        # of the first NFOLD, then by thread 0, always in the same order (the log-sum-exp is
+        # reproducible for a launch shape). Every thread of the block calls it; sm_lm / sm_ls
+        # are only touched when lp != 0. A composite < 0: no finite logit.
+        split_fold(pf, pi, row, n, nsplit, 1, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls)
         cuda.syncthreads()
         bsw = np.int64(bs)
         if tid < NFOLD:
@@ -327,32 +360,7 @@ def make(cuda, load, h):
         # of two): fewer values live at once than the two-level fold, so the streaming kernel
         # keeps its register count. Results in slot 0 (sm_cg only when draw != 0, sm_lm / sm_ls
         # only when lp != 0).
-        cv = _I64_M1
-        cg = _I64_M1
-        lm = _F64_NINF
-        ls = _F64_0
-        s = tid
-        while s < nsplit:
-            vi = pi[row, s, 0]
-            if vi < n:
-                c = (order_key(pf[row, s, 0]) << _S31) | (_LOW31 - vi)
-                if c > cv:
-                    cv = c
-            if draw != 0:
-                gi = pi[row, s, 1]
-                if gi < n:
-                    c = (order_key(pf[row, s, 1]) << _S31) | (_LOW31 - gi)
-                    if c > cg:
-                        cg = c
-            if lp != 0:
-                lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
-            s += bs
-        sm_c[tid] = cv
-        if draw != 0:
-            sm_cg[tid] = cg
-        if lp != 0:
-            sm_lm[tid] = lm
-            sm_ls[tid] = ls
+        split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls)
         cuda.syncthreads()
         step = bs // 2
         while step > 0:
@@ -377,9 +385,59 @@ def make(cuda, load, h):
         return lse
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def comp_token(c):
-        # The token index of a (key, -index) composite.
-        return _LOW31 - (c & _LOW31)
+    def split_block(chunk, n):
+        # A block of a split kernel (grid: splits x rows): its split, its row, the thread, the
+        # block size, the row's split count, and the split's tokens [lo, hi).
+        split = cuda.blockIdx.x
+        lo = np.int64(split) * chunk
+        return (split, cuda.blockIdx.y, cuda.threadIdx.x, cuda.blockDim.x, cuda.gridDim.x, lo,
+                min(lo + chunk, n))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def load_round(xr, r, i, hi, step, vals):
+        # One predicated round of a strided stream: vals[u] = the logit i + u * step of row r
+        # for every slot u, NaN from hi on (skipped like any NaN); the loads are issued together.
+        for u in range(len(vals)):
+            j = i + np.int64(u) * step
+            vu = _F32_NAN
+            if j < hi:
+                vu = load(xr, r, j)
+            vals[u] = vu
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def count_done(ctr, row, nsplit, flag):
+        # Thread 0 of a split block, after a fence that publishes its block's work: counts the
+        # block done in the row's counter (phase 1's tail says why by residues). flag[0] = 1 in
+        # the block that counts the row's last split, which takes nsplit off the count again and
+        # fences before the block reads the other splits' work; 0 in the others.
+        done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see phase 1's tail
+        flag[0] = 0
+        if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
+            flag[0] = 1
+            atomic_add(ctr, row, np.int32(-nsplit))
+            cuda.threadfence()
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def put_token(xr, r, tok, lp, lse, row, tokens, logprobs, status):
+        # One thread: row's outputs for token tok (its logit in row r of xr), its logprob
+        # against the row's log-sum-exp lse when lp != 0 (NaN otherwise).
+        tokens[row] = np.int32(tok)
+        if lp != 0:
+            logprobs[row] = np.float32(np.float64(load(xr, r, tok)) - lse)
+        else:
+            logprobs[row] = _F32_NAN
+        status[row] = STATUS_OK
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hmass(fv, xm):
+        # The reference's integer mass of a filter value fv below the maximum filter value xm
+        # (float64): floor(exp(float64(fv) - xm) * 2**40 + 0.5), 0 below _MASS_CUT.
+        if np.float64(fv) == xm:
+            return _MASS_ONE   # the full unit, also for an infinite scaled maximum (inf - inf)
+        d = np.float64(fv) - xm
+        if not d > _MASS_CUT:
+            return _I64_0
+        return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
     def _partials(DRAW, LP):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
@@ -448,11 +506,7 @@ def make(cuda, load, h):
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
                                          status):
-            split = cuda.blockIdx.x
-            row = cuda.blockIdx.y
-            tid = cuda.threadIdx.x
-            bs = cuda.blockDim.x
-            nsplit = cuda.gridDim.x
+            split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
             sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
@@ -470,8 +524,6 @@ def make(cuda, load, h):
             # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
             # no row-stride multiply per load
             xr = x[row:row + 1]
-            lo = np.int64(split) * chunk
-            hi = min(lo + chunk, n)
             bv = _F32_NINF
             bi = np.int64(n)
             bg = _F32_NONE
@@ -548,12 +600,7 @@ def make(cuda, load, h):
                     i += span
                 # one predicated round (NaN past the end is skipped like any NaN)
                 if i < hi:
-                    for u in range(UNROLL):
-                        j = i + np.int64(u) * bs1
-                        vu = _F32_NAN
-                        if j < hi:
-                            vu = load(xr, 0, j)
-                        vals[u] = vu
+                    load_round(xr, 0, i, hi, bs1, vals)
                     for u in range(UNROLL):
                         bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
             sm_v[tid] = bv
@@ -612,12 +659,7 @@ def make(cuda, load, h):
             # nsplit and takes it off once.
             if tid == 0:
                 cuda.threadfence()
-                done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see above
-                last_blk[0] = 0
-                if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
-                    last_blk[0] = 1
-                    atomic_add(ctr, row, np.int32(-nsplit))
-                    cuda.threadfence()
+                count_done(ctr, row, nsplit, last_blk)
             cuda.syncthreads()
             if last_blk[0] == 0 or mode == MODE_TILE:
                 return
@@ -653,13 +695,8 @@ def make(cuda, load, h):
                     c = cv
                     if DRAW and mode == MODE_RACE:
                         c = sm_gi[0]
-                    tok = comp_token(c)
-                    tokens[row] = np.int32(tok)
-                    if LP:
-                        logprobs[row] = np.float32(np.float64(load(xr, 0, tok)) - lse)
-                    else:
-                        logprobs[row] = _F32_NAN
-                    status[row] = STATUS_OK
+                    put_token(xr, 0, comp_token(c), 1 if LP else 0, lse, row, tokens, logprobs,
+                              status)
 
         return _sample_partials_fast_kernel
 
@@ -1088,12 +1125,7 @@ def make(cuda, load, h):
                 fv = key_value(me >> _S31)
                 srt[r_] = me
                 sval[r_] = fv
-                if np.float64(fv) == xm:
-                    # the full unit, also for an infinite scaled maximum (vllm: inf - inf)
-                    mass[r_] = _MASS_ONE
-                else:
-                    mass[r_] = np.int64(math.floor(math.exp(np.float64(fv) - xm) * _MASS_SCALE
-                                                   + _F64_HALF))
+                mass[r_] = hmass(fv, xm)
                 if np.float64(fv) >= thr:
                     atomic_add(cnt, 2, np.int32(1))
             j += bsw
@@ -1154,30 +1186,24 @@ def make(cuda, load, h):
         ps = pos[row]
         j = np.int64(tid)
         while j < L:
-            ii = _LOW31 - (srt[j] & _LOW31)
             sv = sval[j]
             if not is_vllm:
                 sv = np.float32(sv * inv_t)
-            g = sv + token_gumbel(sd, ps, ii)
-            sm_cg[j] = (order_key(g) << _S31) | (_LOW31 - ii)
+            sm_cg[j] = score_from_scaled(sv, sd, ps, comp_token(srt[j]))
             j += bsw
         cuda.syncthreads()
         if tid < NFOLD:
             f1g[tid] = fold_slots(sm_cg, np.int64(tid) * FOLD, L)
         cuda.syncthreads()
         if tid == 0:
-            c = fold_all(f1g)
-            tok = _LOW31 - (c & _LOW31)
-            tokens[row] = np.int32(tok)
-            if lp != 0:
-                logprobs[row] = np.float32(np.float64(load(x, row, tok)) - lse)
-            else:
-                logprobs[row] = np.float32(np.nan)
-            status[row] = STATUS_OK
+            put_token(x, row, comp_token(fold_all(f1g)), lp, lse, row, tokens, logprobs, status)
 
     helpers = SimpleNamespace(row_mode=row_mode, filter_key=filter_key, key_value=key_value,
-                              comp_token=comp_token, dist_bin=dist_bin, bin_dlim=bin_dlim,
-                              digit_pick=digit_pick, bitonic_desc=bitonic_desc,
+                              comp=comp, comp_of=comp_of, comp_token=comp_token,
+                              score_from_scaled=score_from_scaled, hmass=hmass,
+                              split_block=split_block, load_round=load_round,
+                              count_done=count_done, put_token=put_token, dist_bin=dist_bin,
+                              bin_dlim=bin_dlim, digit_pick=digit_pick, bitonic_desc=bitonic_desc,
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
     return SimpleNamespace(helpers=helpers, partials=partials,

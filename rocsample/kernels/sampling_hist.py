@@ -51,6 +51,15 @@ import numpy as np
 
 from rocsample.kernels import JIT_CACHE
 from rocsample.kernels import sampling_fast as F
+from rocsample.kernels.sampling_fast import (
+    _F32_0,
+    _F32_1,
+    _F64_NINF,
+    _I64_0,
+    _I64_1,
+    _I64_M1,
+    _S31,
+)
 
 #: Bins per unit of key distance, and the histogram size (the last bin: every distance >= 32).
 HR = np.float32(64.0)
@@ -60,8 +69,6 @@ _FARD = np.float32((HB - 1) / 64.0)
 #: Gathered candidates per row the last block can sort (shared memory); above it: the radix
 #: fallback.
 CAPG = 1024
-#: float64 distances below this have mass 0 (exp(-29) * 2**40 < 0.5).
-_MASS_CUT = np.float64(-29.0)
 _BIG = np.int64(1) << np.int64(62)   # a position past every row
 _I64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 _MAX_BLOCK = F.MAX_BLOCK
@@ -70,22 +77,6 @@ _RBITS = 8
 #: Loads in flight per thread in the streaming passes.
 _UNROLL = 4
 _RBINS = 1 << _RBITS
-
-_MASS_SCALE = np.float64(2.0 ** 40)
-_MASS_ONE = np.int64(1) << np.int64(40)
-_F64_HALF = np.float64(0.5)
-_F32_0 = np.float32(0.0)
-_F32_1 = np.float32(1.0)
-_F32_NINF = np.float32(-np.inf)
-_F32_NAN = np.float32(np.nan)
-_F32_NONE = np.float32(np.nan)
-_F64_NINF = np.float64(-np.inf)
-_F64_0 = np.float64(0.0)
-_I64_0 = np.int64(0)
-_I64_1 = np.int64(1)
-_I64_M1 = np.int64(-1)
-_LOW31 = np.int64(0x7FFFFFFF)
-_S31 = np.int64(31)
 
 assert HB == 2048 and CAPG <= HB // 2
 
@@ -100,9 +91,12 @@ def make(cuda, load, h, f):
     load : device function ``load(x, row, i) -> float32``
     h : namespace
         Shared device helpers (``rocsample.kernels.sampling.build``): ``is_finite``,
-        ``order_key``, ``token_gumbel``, ``atomic_add``.
+        ``order_key``, ``atomic_add``.
     f : namespace
-        The fast path's helpers (``rocsample.kernels.sampling_fast.make(...).helpers``).
+        The fast path's helpers (``rocsample.kernels.sampling_fast.make(...).helpers``): the
+        row mode, composites and keys, the mass, the split-block prologue, the predicated
+        load round, the split counter and the token write the kernels of both paths share,
+        and the block-wide selects and sorts.
 
     Returns
     -------
@@ -111,11 +105,18 @@ def make(cuda, load, h, f):
     """
     is_finite = h.is_finite
     order_key = h.order_key
-    token_gumbel = h.token_gumbel
     atomic_add = h.atomic_add
     row_mode = f.row_mode
     key_value = f.key_value
+    comp = f.comp
+    comp_of = f.comp_of
     comp_token = f.comp_token
+    score_from_scaled = f.score_from_scaled
+    hmass = f.hmass
+    split_block = f.split_block
+    load_round = f.load_round
+    count_done = f.count_done
+    put_token = f.put_token
     dist_bin = f.dist_bin
     bin_dlim = f.bin_dlim
     digit_pick = f.digit_pick
@@ -135,16 +136,6 @@ def make(cuda, load, h, f):
         return np.int64(np.int32(d * HR))   # < 2047: a 32-bit conversion
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def hmass(fv, xm):
-        # The reference's integer mass of a filter value (xm = float64(kf)).
-        if np.float64(fv) == xm:
-            return _MASS_ONE   # the full unit, also for an infinite scaled maximum
-        d = np.float64(fv) - xm
-        if not d > _MASS_CUT:
-            return _I64_0
-        return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def filt(v, inv_t, vllm):
         # The filter value: the raw logit (llama) or the scaled logit (vllm).
         if vllm:
@@ -152,20 +143,9 @@ def make(cuda, load, h, f):
         return v
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def comp_of(fv, i):
-        return (order_key(fv) << _S31) | (_LOW31 - np.int64(i))
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def score_comp(v, inv_t, sd, ps, i):
         # The (Gumbel score key, -index) composite of a drawn token (v the raw logit).
-        g = np.float32(v * inv_t) + token_gumbel(sd, ps, i)
-        return (order_key(g) << _S31) | (_LOW31 - np.int64(i))
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def score_from_scaled(s, sd, ps, i):
-        # vllm: the candidate's key is already the scaled logit
-        g = s + token_gumbel(sd, ps, i)
-        return (order_key(g) << _S31) | (_LOW31 - np.int64(i))
+        return score_from_scaled(np.float32(v * inv_t), sd, ps, i)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_setup(temp, topk, topp, minp, vllm, si, row, n, kcap):
@@ -227,18 +207,20 @@ def make(cuda, load, h, f):
         cuda.threadfence()
         cuda.syncthreads()
         if tid == 0:
-            done = np.uint32(atomic_add(ctr, row, np.int32(1)))
-            flag[0] = 0
-            if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
-                flag[0] = 1
-                atomic_add(ctr, row, np.int32(-nsplit))
-                cuda.threadfence()
+            count_done(ctr, row, nsplit, flag)
         cuda.syncthreads()
         return flag[0] != 0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def fold_partials(pi, row, nsplit, tid, bs, sm):
-        # The best of the splits' winner composites pi[row, s, 2].
+    def split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag):
+        # This block's best composite (best: each thread's) published as the split's winner
+        # pi[row, split, 2] and the block counted done; (True, the best of every split's winner)
+        # in the row's last block, (False, -1) in the others.
+        best = block_max(sm, best, tid, bs)
+        if tid == 0:
+            pi[row, split, 2] = best
+        if not last_block(ctr, row, nsplit, tid, flag):
+            return False, _I64_M1
         best = _I64_M1
         s = tid
         while s < nsplit:
@@ -246,18 +228,12 @@ def make(cuda, load, h, f):
             if c > best:
                 best = c
             s += bs
-        return block_max(sm, best, tid, bs)
+        return True, block_max(sm, best, tid, bs)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def write_token(x, row, c, lp, sf, tokens, logprobs, status, si):
         # Thread 0: the winner composite c's token (c >= 0: the row has a finite logit).
-        tok = comp_token(c)
-        tokens[row] = np.int32(tok)
-        if lp != 0:
-            logprobs[row] = np.float32(np.float64(load(x, row, tok)) - sf[row, F.HF_LSE])
-        else:
-            logprobs[row] = _F32_NAN
-        status[row] = F.STATUS_OK
+        put_token(x, row, comp_token(c), lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
         si[row, F.HS_DONE] = 1
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -604,18 +580,14 @@ def make(cuda, load, h, f):
                 if kv >= tkey:
                     slot = atomic_add(si, (row, F.HS_NC), _I64_1)
                     if slot < capg:
-                        cand[row, slot] = (kv << _S31) | (_LOW31 - np.int64(i))
+                        cand[row, slot] = comp(kv, i)
         return far, mc
 
     # --- the kernels ------------------------------------------------------------------------
     @cuda.jit(cache=JIT_CACHE)
     def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
                             tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
-        split = cuda.blockIdx.x
-        row = cuda.blockIdx.y
-        tid = cuda.threadIdx.x
-        bs = cuda.blockDim.x
-        nsplit = cuda.gridDim.x
+        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
         shc = cuda.shared.array(HB, np.int32)
         shm = cuda.shared.array(HB, np.int64)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -633,20 +605,13 @@ def make(cuda, load, h, f):
         sd = seed[row]
         ps = pos[row]
         bsw = np.int64(bs)
-        lo = np.int64(split) * chunk
-        hi = min(lo + chunk, n)
         if mode == F.MODE_MINP:
             # every token passing min-p survives: the draw, now
             best = _I64_M1
             i = lo + np.int64(tid)
             vals = cuda.local.array(_UNROLL, np.float32)
             while i < hi:
-                for u in range(_UNROLL):
-                    j = i + np.int64(u) * bsw
-                    vu = _F32_NAN
-                    if j < hi:
-                        vu = load(x, row, j)
-                    vals[u] = vu
+                load_round(x, row, i, hi, bsw, vals)
                 for u in range(_UNROLL):
                     v = vals[u]
                     if is_finite(v) and np.float64(filt(v, inv_t, is_vllm)) >= thr:
@@ -654,13 +619,8 @@ def make(cuda, load, h, f):
                         if c > best:
                             best = c
                 i += bsw * np.int64(_UNROLL)
-            best = block_max(sm, best, tid, bs)
-            if tid == 0:
-                pi[row, split, 2] = best
-            if not last_block(ctr, row, nsplit, tid, flag):
-                return
-            best = fold_partials(pi, row, nsplit, tid, bs, sm)
-            if tid == 0:
+            last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
+            if last and tid == 0:
                 write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
             return
         # ---- HIST ------------------------------------------------------------------------
@@ -688,12 +648,7 @@ def make(cuda, load, h, f):
         vals = cuda.local.array(_UNROLL, np.float32)
         # _UNROLL loads per thread in flight (predicated: NaN past the end is skipped)
         while i < hi:
-            for u in range(_UNROLL):
-                j = i + np.int64(u) * bsw
-                vu = _F32_NAN
-                if j < hi:
-                    vu = load(x, row, j)
-                vals[u] = vu
+            load_round(x, row, i, hi, bsw, vals)
             for u in range(_UNROLL):
                 far, mc = hist_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, minp_vllm,
                                      minp_llama, need_p, thr, kf, xm, tkey, shc, shm, si, row,
@@ -820,11 +775,7 @@ def make(cuda, load, h, f):
     @cuda.jit(cache=JIT_CACHE)
     def _sample_select_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, kcap,
                               pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
-        split = cuda.blockIdx.x
-        row = cuda.blockIdx.y
-        tid = cuda.threadIdx.x
-        bs = cuda.blockDim.x
-        nsplit = cuda.gridDim.x
+        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
         cs = cuda.shared.array(CAPG, np.int64)
         ms = cuda.shared.array(CAPG, np.int64)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -845,18 +796,11 @@ def make(cuda, load, h, f):
         blo = si[row, F.HS_BLO]
         bhi = si[row, F.HS_BHI]
         bkp = si[row, F.HS_BKP]
-        lo = np.int64(split) * chunk
-        hi = min(lo + chunk, n)
         best = _I64_M1
         i = lo + np.int64(tid)
         vals = cuda.local.array(_UNROLL, np.float32)
         while i < hi:
-            for u in range(_UNROLL):
-                j = i + np.int64(u) * bsw
-                vu = _F32_NAN
-                if j < hi:
-                    vu = load(x, row, j)
-                vals[u] = vu
+            load_round(x, row, i, hi, bsw, vals)
             for u in range(_UNROLL):
                 v = vals[u]
                 j = i + np.int64(u) * bsw
@@ -872,12 +816,9 @@ def make(cuda, load, h, f):
                         if slot < capg:
                             cand[row, slot] = comp_of(fv, j)
             i += bsw * np.int64(_UNROLL)
-        best = block_max(sm, best, tid, bs)
-        if tid == 0:
-            pi[row, split, 2] = best
-        if not last_block(ctr, row, nsplit, tid, flag):
+        last, best0 = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
+        if not last:
             return
-        best0 = fold_partials(pi, row, nsplit, tid, bs, sm)
         nc = si[row, F.HS_NC]
         cuda.syncthreads()
         if nc <= capg:
