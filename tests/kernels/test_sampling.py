@@ -71,6 +71,32 @@ def compare(backend, logits, got_tok, got_lp=None, *, dtype=None, **params):
     return tok
 
 
+def path_shape(path, sim, gpu):
+    """A module-scoped ``shape`` fixture for one device path's tests
+    (tests/kernels/test_sampling_fast.py, test_sampling_hist.py): 3 x 150 logits in
+    one-wavefront blocks and ``sim``'s splits and extras on the simulator, 16 x 151936 with the
+    plan's own block and splits and ``gpu``'s extras on a GPU; skipped on cpu, which runs the
+    reference instead of any ``path``."""
+
+    @pytest.fixture(scope="module")
+    def shape(backend):
+        if not backend.is_device:
+            pytest.skip(f"{path} is a device launch plan (cpu runs the reference)")
+        if backend.name == "sim":
+            return dict(rows=3, vocab=150, block=backend.warp_size(), **sim)
+        return dict(rows=16, vocab=151936, block=None, splits=None, **gpu)
+
+    return shape
+
+
+def run_shape(shape, lg, **kw):
+    """``rs.sample`` with logprobs at a ``path_shape``: its block, and its splits unless
+    ``_splits`` is given. Returns (tokens, logprobs)."""
+    kw.setdefault("_splits", shape["splits"])
+    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True, _block=shape["block"], **kw)
+    return tok, lp
+
+
 def _logits(rng, rows, vocab, ties=False):
     lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 3, (rows, 1))).astype(np.float32)
     if ties:

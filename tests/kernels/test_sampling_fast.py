@@ -14,23 +14,11 @@ from tests.kernels.test_sampling import (
     _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
+    path_shape,
 )
+from tests.kernels.test_sampling import run_shape as _run
 
-
-@pytest.fixture(scope="module")
-def shape(backend):
-    if not backend.is_device:
-        pytest.skip("the fast path is a device launch plan (cpu runs the reference)")
-    if backend.name == "sim":
-        return dict(rows=3, vocab=150, block=backend.warp_size(), splits=2)
-    return dict(rows=16, vocab=151936, block=None, splits=None)
-
-
-def _run(shape, lg, **kw):
-    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True,
-                           _block=shape["block"], _splits=kw.pop("_splits", shape["splits"]),
-                           **kw)
-    return tok, lp
+shape = path_shape("the fast path", sim=dict(splits=2), gpu={})
 
 
 CHAINS = [

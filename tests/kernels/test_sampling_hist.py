@@ -15,19 +15,14 @@ from tests.kernels.test_sampling import (
     _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
+    path_shape,
 )
+from tests.kernels.test_sampling import run_shape as _run
 
-
-@pytest.fixture(scope="module")
-def shape(backend):
-    if not backend.is_device:
-        pytest.skip("the histogram path is a device launch plan (cpu runs the reference)")
-    if backend.name == "sim":
-        # the tile path's limit lowered so that top_k 40 / 100 of 150 take this path; 3 splits
-        # of a 32-thread block make 96 tile maxima: top_k 40 gets the tile bound, 100 does not
-        return dict(rows=3, vocab=150, block=backend.warp_size(), splits=3, kmax=4, k=(40, 100))
-    return dict(rows=16, vocab=151936, block=None, splits=None, kmax=router.TILE_KMAX,
-                k=(1000, 20000))
+# sim: the tile path's limit lowered so that top_k 40 / 100 of 150 take this path; 3 splits of
+# a 32-thread block make 96 tile maxima: top_k 40 gets the tile bound, 100 does not
+shape = path_shape("the histogram path", sim=dict(splits=3, kmax=4, k=(40, 100)),
+                   gpu=dict(kmax=router.TILE_KMAX, k=(1000, 20000)))
 
 
 @pytest.fixture
@@ -36,12 +31,6 @@ def kmax(shape, monkeypatch):
     # with this limit
     monkeypatch.setattr(router, "TILE_KMAX", shape["kmax"])
     monkeypatch.setattr(rs, "_PLANS", {})
-
-
-def _run(shape, lg, **kw):
-    kw.setdefault("_splits", shape["splits"])
-    tok, lp, _ = rs.sample(lg, check=False, return_logprobs=True, _block=shape["block"], **kw)
-    return tok, lp
 
 
 def _cases(shape):
