@@ -7,7 +7,7 @@ measured copy bandwidth), splits. Run by tools/gpu/floor.sh, once per tree (work
 import json
 import sys
 
-import numpy as np
+from sampler_inputs import device_inputs, logits
 
 import rocsample
 from bench.common import measure_copy_bandwidth, time_calls, time_torch, torch_cuda
@@ -23,13 +23,9 @@ bw = measure_copy_bandwidth(be)
 torch = torch_cuda() if peers else None
 for rows, vocab in SHAPES:
     floor_us = rows * vocab * 4 / bw * 1e6
-    rng = np.random.default_rng(rows * 7 + vocab)
-    host = (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
+    host = logits(rows, vocab)
     s = be.runtime.new_stream()
-    st = be.stream(s)
-    x = be.as_array(host, "logits", st)
-    seed = be.as_array(np.arange(rows, dtype=np.int64), "seed", st)
-    pos = be.as_array(np.zeros(rows, np.int64), "position", st)
+    x, seed, pos = device_inputs(be, be.stream(s), host)
     plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
     for m, params in MODES.items():
         def call(plan=plan, x=x, seed=seed, pos=pos, params=params):

@@ -5,7 +5,7 @@ Also prints graph-timed per-call figures (bench/common.py's method) for the same
 """
 import sys
 
-import numpy as np
+from sampler_inputs import device_inputs, logits
 
 import rocsample
 from bench.common import time_calls
@@ -19,13 +19,8 @@ be = get_backend()
 graph = "--graph" in sys.argv
 modes = [m for m in MODES if f"--{m}" in sys.argv] or ["greedy", "chain"]
 for rows, vocab in SHAPES:
-    rng = np.random.default_rng(rows * 7 + vocab)
-    host = (rng.standard_normal((rows, vocab)) * 3).astype(np.float32)
     s = be.runtime.new_stream()
-    st = be.stream(s)
-    x = be.as_array(host, "logits", st)
-    seed = be.as_array(np.arange(rows, dtype=np.int64), "seed", st)
-    pos = be.as_array(np.zeros(rows, np.int64), "position", st)
+    x, seed, pos = device_inputs(be, be.stream(s), logits(rows, vocab))
     plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
     for m in modes:
         def call(plan=plan, x=x, seed=seed, pos=pos, m=m):

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+from sampler_inputs import device_inputs, logits  # noqa: E402 (this folder: sys.path[0])
 
 SHAPES = [(1, 32000), (1, 151936), (64, 32000), (64, 151936), (256, 32000), (256, 151936),
           (64, 262144)]
@@ -52,9 +53,7 @@ def main() -> int:
     out = {}
     t_start = time.time()
     for rows, vocab in shapes:
-        x = be.as_array((rng.standard_normal((rows, vocab)) * 2).astype(np.float32), "logits", st)
-        seed = be.as_array(np.arange(rows, dtype=np.int64), "seed", st)
-        pos = be.as_array(np.zeros(rows, np.int64), "position", st)
+        x, seed, pos = device_inputs(be, st, logits(rows, vocab, scale=2.0, rng=rng))
         floor = rows * vocab * 4 / 3.97e12 * 1e6  # the bench's measured copy bandwidth
         for mode, params in MODES.items():
             res = {}
