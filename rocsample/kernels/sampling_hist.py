@@ -58,6 +58,7 @@ from rocsample.kernels.sampling_fast import (
     _I64_0,
     _I64_1,
     _I64_M1,
+    _LOW32,
     _S31,
 )
 
@@ -79,6 +80,7 @@ _UNROLL = 4
 _RBINS = 1 << _RBITS
 
 assert HB == 2048 and CAPG <= HB // 2
+assert _MAX_BLOCK * _UNROLL <= 2 * CAPG  # a select round's survivors fit its list (cs as int32)
 
 
 def make(cuda, load, h, f):
@@ -557,7 +559,21 @@ def make(cuda, load, h, f):
         return block_max(sm_s, best, tid, bs)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def hist_token(v, i, inv_t, vllm, minp_vllm, minp_llama, need_p, thr, kf, xm, tkey, shc, shm,
+    def add_mass(shw, b, q):
+        # q (> 0) into bin b's int64 mass, held as its two 32-bit words shw[2b] (low) and
+        # shw[2b + 1] (high): a 64-bit shared atomic add is a compare-and-swap loop on sm_90
+        # (ATOMS.CAST.SPIN.64), two 32-bit ones are native. The low word's carry, read from its
+        # old value, goes to the high word with q's high bits: the pair sums exactly (mod 2**64).
+        lo = q & _LOW32
+        old = np.int64(atomic_add(shw, np.int64(2) * b, np.uint32(lo)))
+        hi = q >> np.int64(32)
+        if old + lo > _LOW32:
+            hi += _I64_1
+        if hi != _I64_0:
+            atomic_add(shw, np.int64(2) * b + _I64_1, np.uint32(hi))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hist_token(v, i, inv_t, vllm, minp_vllm, minp_llama, need_p, thr, kf, xm, tkey, shc, shw,
                    si, row, cand, capg, far, mc):
         # One token of a HIST row in the histogram pass: its bin's count and (top_p) mass, the
         # llama min-p count, and the gather at or above the tile bound.
@@ -573,7 +589,7 @@ def make(cuda, load, h, f):
                     if need_p:
                         q_ = hmass(fv, xm)
                         if q_ > _I64_0:
-                            atomic_add(shm, bi, q_)
+                            add_mass(shw, bi, q_)
                 if minp_llama and f64 >= thr:
                     mc += _I64_1
                 kv = order_key(fv)
@@ -646,12 +662,13 @@ def make(cuda, load, h, f):
             tkey = np.int64(1) << np.int64(40)   # no gather: above every key
         i = lo + np.int64(tid)
         vals = cuda.local.array(_UNROLL, np.float32)
+        shw = shm.view(np.uint32)  # (the bins' masses as 32-bit word pairs: add_mass)
         # _UNROLL loads per thread in flight (predicated: NaN past the end is skipped)
         while i < hi:
             load_round(x, row, i, hi, bsw, vals)
             for u in range(_UNROLL):
                 far, mc = hist_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, minp_vllm,
-                                     minp_llama, need_p, thr, kf, xm, tkey, shc, shm, si, row,
+                                     minp_llama, need_p, thr, kf, xm, tkey, shc, shw, si, row,
                                      cand, capg, far, mc)
             i += bsw * np.int64(_UNROLL)
         if far > np.int32(0):
@@ -782,6 +799,7 @@ def make(cuda, load, h, f):
         hist = cuda.shared.array(_RBINS, np.int64)
         sm_r = cuda.shared.array(16, np.int64)
         flag = cuda.shared.array(1, np.int32)
+        nsv = cuda.shared.array(1, np.int32)
         is_vllm = vllm != 0
         mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
                                                           row, n, kcap)
@@ -799,7 +817,18 @@ def make(cuda, load, h, f):
         best = _I64_M1
         i = lo + np.int64(tid)
         vals = cuda.local.array(_UNROLL, np.float32)
-        while i < hi:
+        # The survivors below the boundary bins are drawn (Philox and a log each) after each
+        # round from a list in shared memory (their indices, in cs's bytes: free until the last
+        # block's sort; room for a whole round, bs * _UNROLL <= 2 * CAPG tokens), every thread
+        # taking the next: drawn where they stand, every warp holding one would run the draw for
+        # all its lanes (about 9% of a row survives top_p 0.95: nearly every warp). The rounds
+        # are the same for every thread of the block (barriers inside).
+        svl = cs.view(np.int32)
+        step = bsw * np.int64(_UNROLL)
+        for _r in range((hi - lo + step - _I64_1) // step):
+            if tid == 0:
+                nsv[0] = np.int32(0)
+            cuda.syncthreads()
             load_round(x, row, i, hi, bsw, vals)
             for u in range(_UNROLL):
                 v = vals[u]
@@ -808,14 +837,22 @@ def make(cuda, load, h, f):
                 if ok:
                     b = hbin(fv, kf)
                     if b < blo:
-                        c = score_comp(v, inv_t, sd, ps, j)
-                        if c > best:
-                            best = c
+                        svl[atomic_add(nsv, 0, np.int32(1))] = np.int32(j)
                     elif b <= bhi or b == bkp:
                         slot = atomic_add(si, (row, F.HS_NC), _I64_1)
                         if slot < capg:
                             cand[row, slot] = comp_of(fv, j)
-            i += bsw * np.int64(_UNROLL)
+            cuda.syncthreads()
+            m = nsv[0]
+            w = tid
+            while w < m:
+                j = np.int64(svl[w])
+                c = score_comp(load(x, row, j), inv_t, sd, ps, j)
+                if c > best:
+                    best = c
+                w += bs
+            cuda.syncthreads()
+            i += step
         last, best0 = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
         if not last:
             return
