@@ -23,8 +23,10 @@ it advances inside the graph too). Each of the ``ROUNDS`` rounds runs STEPS step
 cache (sized for all of them); pytest-benchmark times the rounds to a finished result.
 ``extra_info``: ``step_us`` (device events around the STEPS steps, per step, median of the
 rounds: host gaps included in eager mode), ``wall_step_us`` (host clock, same span),
-``forward_us`` (the ``none`` loop's ``step_us`` at the same batch and mode), ``sampling_us`` =
-``step_us - forward_us`` and ``sampling_share`` = ``sampling_us / step_us``; ``capture_error``
+``forward_us`` (the ``none`` loop's ``step_us`` at the same batch and mode, its rounds run in the
+same case between this loop's rounds: the host drifts between cases, by up to 40% for eager
+steps), ``sampling_us`` = ``step_us - forward_us`` and ``sampling_share`` =
+``sampling_us / step_us``; ``capture_error``
 where a step could not be captured (then no graph figure). Needs torch with CUDA, transformers
 (the ``bench`` extra) and the cuda backend; skips otherwise, saying which is missing.
 """
@@ -212,46 +214,67 @@ def _sampler(impl, torch, transformers, batch, stream):
     return _flashinfer_sampler(fi, batch), fi.label
 
 
-def _measure(torch, transformers, impl, batch, mode, benchmark=None):
-    """Run the loop ``ROUNDS`` times; the figures (dict) and the rounds' callable for timing."""
-    stream = torch.cuda.Stream()
+def _loop(torch, transformers, impl, batch, mode, stream, info):
+    """A Loop of ``impl`` ready to run: captured (``mode`` graph) or warmed eagerly (counting
+    the logits' addresses); None, with ``capture_error`` in ``info``, if it could not be."""
     sample, label = _sampler(impl, torch, transformers, batch, stream)
     loop = Loop(torch, transformers, _model(torch, transformers), batch, sample, stream)
-    info = dict(impl=label, batch=batch, mode=mode, steps=STEPS, vocab=CONFIG["vocab_size"])
     if mode == "graph":
         err = loop.capture()
         if err is not None:
             info["capture_error"] = err
-            return info
-    else:
-        loop.seen = set()
-        with torch.cuda.stream(stream), torch.no_grad():
-            for _ in range(ADDRESS_STEPS):
-                loop.step()
-        stream.synchronize()
-        # how many allocator blocks the step's fresh logits tensor came from (the host-overhead
-        # benchmark's "alternating" kind is two)
-        info["logits_addresses"] = len(loop.seen)
-        loop.seen = None
-    runs = []
+            return None, label
+        return loop, label
+    loop.seen = set()
+    with torch.cuda.stream(stream), torch.no_grad():
+        for _ in range(ADDRESS_STEPS):
+            loop.step()
+    stream.synchronize()
+    # how many allocator blocks the step's fresh logits tensor came from (the host-overhead
+    # benchmark's "alternating" kind is two)
+    info["logits_addresses"] = len(loop.seen)
+    loop.seen = None
+    return loop, label
+
+
+def _measure(torch, transformers, impl, batch, mode, benchmark=None):
+    """Run the loop ``ROUNDS`` times, each round after a round of the forward-only loop (same
+    batch and mode, its own cache): the figures (dict). The forward-only rounds run in the same
+    case, interleaved, so the sampling figure does not carry the host's drift between cases
+    (eager steps are host-bound: the same loop measured minutes apart differs by up to 40%)."""
+    import gc
+
+    gc.collect()
+    torch.cuda.empty_cache()
+    stream = torch.cuda.Stream()
+    info = dict(batch=batch, mode=mode, steps=STEPS, vocab=CONFIG["vocab_size"])
+    loop, label = _loop(torch, transformers, impl, batch, mode, stream, info)
+    info["impl"] = label
+    if loop is None:
+        return info
+    base = None
+    if impl != "none":
+        base, _ = _loop(torch, transformers, "none", batch, mode, stream, {})
+    runs, fwd = [], []
+
+    def forward_round():
+        if base is not None:
+            fwd.append(base.run())
+
     if benchmark is not None:
-        benchmark.pedantic(lambda: runs.append(loop.run()), rounds=ROUNDS, iterations=1)
+        benchmark.pedantic(lambda: runs.append(loop.run()), setup=forward_round, rounds=ROUNDS,
+                           iterations=1)
     else:
-        runs = [loop.run() for _ in range(ROUNDS)]
+        for _ in range(ROUNDS):
+            forward_round()
+            runs.append(loop.run())
     info.update(step_us=statistics.median(r[0] for r in runs) * 1e6,
                 wall_step_us=statistics.median(r[1] for r in runs) * 1e6)
+    if fwd:
+        f = statistics.median(r[0] for r in fwd) * 1e6
+        info.update(forward_us=f, sampling_us=info["step_us"] - f,
+                    sampling_share=(info["step_us"] - f) / info["step_us"])
     return info
-
-
-_FORWARD: dict = {}
-
-
-def _forward_us(torch, transformers, batch, mode):
-    """The forward-only step (no sampling) at this batch and mode, measured once per process."""
-    key = (batch, mode)
-    if key not in _FORWARD:
-        _FORWARD[key] = _measure(torch, transformers, "none", batch, mode).get("step_us")
-    return _FORWARD[key]
 
 
 @pytest.mark.parametrize("mode", ["eager", "graph"])
@@ -263,11 +286,6 @@ def test_decode_loop(benchmark, backend, impl, batch, mode):
     info = _measure(torch, transformers, impl, batch, mode, benchmark)
     if "capture_error" in info:
         benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # keep the entry, marked
-    else:
-        fwd = _forward_us(torch, transformers, batch, mode)
-        if fwd is not None:
-            info.update(forward_us=fwd, sampling_us=info["step_us"] - fwd,
-                        sampling_share=(info["step_us"] - fwd) / info["step_us"])
     benchmark.extra_info.update(info)
 
 
