@@ -180,12 +180,13 @@ def plot_overhead(benches, out: Path, device: str) -> Path | None:
     if not rows:
         return None
     rows.sort(key=lambda b: b["stats"]["median"])
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = plt.subplots(figsize=(11, max(4.5, 0.22 * len(rows) + 1.2)))  # a readable label each
     labels = [b["extra_info"].get("impl", b["name"]) for b in rows]
     vals = [b["stats"]["median"] * 1e6 for b in rows]
     ax.barh(labels, vals, color=["tab:blue" if lab.startswith("torch") else "tab:red" for lab in labels])
     ax.set_xscale("log")
-    ax.set_xlabel("host microseconds per call (median), 1 x 1024 logits")
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_xlabel("host microseconds per call (median; torch rows: behind a queued kernel)")
     ax.set_title(f"host overhead on {device}: lower is better")
     return _save(fig, out / f"{device}-host-overhead.png")
 
