@@ -313,22 +313,15 @@ class Sampler:
         types = (type(temperature), type(top_k), type(top_p), type(min_p))
         if types in _SCALAR4:
             kf = (types, temperature, top_k, top_p, min_p)
-        else:
-            kt, kk, kp, km = (value_key(temperature), value_key(top_k), value_key(top_p),
-                              value_key(min_p))
-            if kt is None:
-                temperature = _io.adopt(temperature)
-                kt, keyable = self._slot(be, temperature, ptrs, 1, keyable)
-            if kk is None:
-                top_k = _io.adopt(top_k)
-                kk, keyable = self._slot(be, top_k, ptrs, 2, keyable)
-            if kp is None:
-                top_p = _io.adopt(top_p)
-                kp, keyable = self._slot(be, top_p, ptrs, 3, keyable)
-            if km is None:
-                min_p = _io.adopt(min_p)
-                km, keyable = self._slot(be, min_p, ptrs, 4, keyable)
-            kf = (kt, kk, kp, km)
+        else:  # (slots 1-4: a device array's address; a host value keys by value)
+            vals = [temperature, top_k, top_p, min_p]
+            keys = [value_key(v) for v in vals]
+            for j in range(4):
+                if keys[j] is None:
+                    vals[j] = _io.adopt(vals[j])
+                    keys[j], keyable = self._slot(be, vals[j], ptrs, 1 + j, keyable)
+            temperature, top_k, top_p, min_p = vals
+            kf = tuple(keys)
         # seeds and positions: device arrays by layout; host values go through a device copy
         # (a slot too, whatever the value: a position that changes every call keeps its launches)
         seed, d = (_ADOPT(type(seed)) or _adopter(type(seed)))(be, seed)

@@ -54,6 +54,16 @@ def _views(torch, n, rows=ROWS, vocab=VOCAB):
     return [b[:, -1, :] for b in bufs]
 
 
+def _plan_on(fg, handle):
+    """(torch, a float32 ROWS x VOCAB Sampler, seed, position) with torch stream ``handle``
+    current (``torch.cuda.stream(s)``): the plan follows it."""
+    torch = fg.torch
+    fg.set_torch_stream(handle)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    return (torch, plan, torch.zeros(ROWS, dtype=torch.int64),
+            torch.zeros(ROWS, dtype=torch.int64))
+
+
 def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
     torch = fg.torch
     h = 0x79000
@@ -97,11 +107,7 @@ def test_fresh_tensors_every_call_take_the_bound_launches_repointed(fg):
 def test_logits_alternating_between_two_buffers_re_point_nothing(fg):
     # a decode loop's fresh logits tensor comes from two allocator blocks in turn: each keeps
     # a graph of its own, so no node is re-pointed and no graph made after the first of each
-    torch = fg.torch
-    fg.set_torch_stream(0x79400)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
+    torch, plan, seed, pos = _plan_on(fg, 0x79400)
     a, b = _views(torch, 2)
     for k in range(4):
         plan((a, b)[k % 2][:, :], seed=seed, position=pos, check=False, **CHAIN)
@@ -119,11 +125,7 @@ def test_logits_alternating_between_two_buffers_re_point_nothing(fg):
 
 
 def test_a_bound_call_keeps_a_bounded_number_of_graphs_and_destroys_them_all(fg):
-    torch = fg.torch
-    fg.set_torch_stream(0x79500)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
+    torch, plan, seed, pos = _plan_on(fg, 0x79500)
     i0, d0 = fg.count("instantiate"), fg.count("exec_destroy")
     xs = _views(torch, 3 * _EXECS)
     for n, x in enumerate(xs + xs):  # more addresses than graphs, twice over
@@ -294,11 +296,7 @@ def test_graph_nodes_follow_addresses_that_a_launch_by_launch_call_moved(fg):
     # a call that is not a plain repeated one (here: the pool has work queued, as after a
     # graph's release) re-points the cells and launches kernel by kernel; the graph's nodes
     # still hold the earlier addresses, so the next repeated call must re-point them too
-    torch = fg.torch
-    fg.set_torch_stream(0x79200)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
+    torch, plan, seed, pos = _plan_on(fg, 0x79200)
     x1, x2 = _views(torch, 2)
     _bound(fg, plan, x1, seed, pos, **CHAIN)  # bound, its graph made at x1
     assert len(plan._binder) == 1

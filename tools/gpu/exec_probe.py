@@ -9,10 +9,9 @@ per case and writes $OUT/exec-probe.json. About 20 s with a warm numba cache.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import time
+
+import host_calib  # (a sibling module: tools/gpu is sys.path[0])
 
 
 def main() -> int:
@@ -27,18 +26,8 @@ def main() -> int:
     rocsample.use_backend("cuda")
     sync = torch.cuda.synchronize
 
-    def per_call(fn, n=2000, batch=100):
-        for _ in range(50):
-            fn()
-        times = []
-        for _ in range(max(1, n // batch)):
-            sync()
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                fn()
-            times.append((time.perf_counter() - t0) / batch * 1e6)
-        times.sort()
-        return times[len(times) // 2]
+    host_calib._sync = sync  # (its per_call drains the queue between batches with it)
+    per_call = host_calib.per_call
 
     out = {}
     xa = torch.randn(64, 151936, device="cuda")
@@ -88,10 +77,7 @@ def main() -> int:
         how = "an executable each" if execs > 1 else "one executable re-pointed every call"
         out[f"set_rows f16: eight layers in turn, {how}"] = per_call(layer)
         sync()
-    for k_, v in out.items():
-        print(f"{v:8.2f} us  {k_}")
-    with open(os.path.join(os.environ.get("OUT", "/tmp"), "exec-probe.json"), "w") as f:
-        json.dump(out, f, indent=1)
+    host_calib.report(out, "exec-probe.json")
     return 0
 
 

@@ -111,12 +111,21 @@ def main() -> int:
     z = np.zeros(1)
     out["python loop of 100 float adds (CPU speed)"] = per_call(
         lambda: [z.size + 1.0 for _ in range(100)], 2000)
-    for k, val in out.items():
-        print(f"{val:8.2f} us  {k}" if isinstance(val, float) else f"{val!s:>8}     {k}")
-    path = os.path.join(os.environ.get("OUT", "/tmp"), "host-calib.json")
-    with open(path, "w") as f:
-        json.dump(out, f, indent=1)
+    report(out, "host-calib.json")
     return 0
+
+
+def report(out: dict, name: str) -> None:
+    """Print one line per figure (a text as a block) and write ``out`` to $OUT/``name``."""
+    for k, v in out.items():
+        if isinstance(v, str):
+            print(f"==== {k}\n{v}")
+        elif isinstance(v, float):
+            print(f"{v:8.2f} us  {k}")
+        else:
+            print(f"{v!s:>8}     {k}")
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), name), "w") as f:
+        json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ from __future__ import annotations
 import cProfile
 import ctypes
 import io
-import json
-import os
 import pstats
 import sys
 import time
@@ -197,15 +195,7 @@ def _body(torch, rocsample, cu, out, x, views, seed, pos, chain):
     out["profile one-off sample"] = profile(
         lambda: rocsample.sample(x, seed=seed, position=pos, check=False, **chain))
     torch.cuda.synchronize()
-    for k, v in out.items():
-        if isinstance(v, str):
-            print(f"==== {k}\n{v}")
-        elif isinstance(v, float):
-            print(f"{v:8.2f} us  {k}")
-        else:
-            print(f"{v!s:>8}     {k}")
-    with open(os.path.join(os.environ.get("OUT", "/tmp"), "host-probe.json"), "w") as f:
-        json.dump(out, f, indent=1)
+    host_calib.report(out, "host-probe.json")
     return 0
 
 
