@@ -20,7 +20,8 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    HIST rows: per-row histograms over ``HB`` bins of the key's distance below the row maximum,
    ``floor((key_max - key) * 64)`` in float32 (monotone in the key, so each bin is a contiguous
    stretch of the order; the last bin takes every distance >= 32), of token counts and (top_p)
-   masses; the llama min-p count M. A row with top_k also gathers every token whose key is at
+   masses (a block's bin mass as two 32-bit words, ``add_mass``: sm_90 has 64-bit shared
+   atomics only as a compare-and-swap loop); the llama min-p count M. A row with top_k also gathers every token whose key is at
    least ``tau``, the bound phase 1's tile maxima give (at least k tokens reach it, so the first
    K do): the candidates are then a prefix of the order, and when they fit (``capg``) the row's
    last block sorts them and finishes the row from them alone (two reads in all). Otherwise
@@ -28,8 +29,9 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    ``[Blo, Bhi]`` (one bin unless a top-k cut inside its bin leaves Z, hence the top-p target,
    a range), plus the bin of position K - 1 when Z needs its tokens (``BkP``).
 2. ``_sample_select_kernel`` (grid splits x rows, the third read, HIST rows of the second
-   kind): tokens of bins below Blo all survive and are drawn at once (Philox only for them);
-   tokens of bins Blo..Bhi and BkP are gathered. The last block sorts the gathered tokens
+   kind): tokens of bins below Blo all survive and are drawn at once (Philox only for them,
+   from a per-round list in shared memory, so a warp's lanes draw only survivors); tokens of
+   bins Blo..Bhi and BkP are gathered. The last block sorts the gathered tokens
    (their positions follow from the bin counts), applies K, Z, P and M exactly on them, draws
    over the surviving ones and folds that with the split winners.
 
