@@ -341,7 +341,8 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
 _FAST_ON_SIM = True
 #: a decode step writes every layer's KV cache through one key (the layers' views share their
 #: layout): one driver graph per (dst, src, idx) addresses, 64 of them (32 layers x K and V), so
-#: a step's writes re-point nothing (a graph of one node: a few KB of driver memory each)
+#: a step's writes re-point nothing (on the H200's host a re-pointed node costs 4-7 us a call
+#: more, and launching another layer's graph 0.1 us: tools/gpu/exec_probe.py)
 _binder = Binder(entries=16, execs=64)
 _ADOPT = _interop.ADOPTERS.get
 
