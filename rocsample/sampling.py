@@ -128,7 +128,10 @@ class Sampler:
     A repeated call costs a key lookup, one capture-status query of its stream and the
     launches: calls with arrays of the same layout (shape, strides, dtype, device), the same
     host parameter values and the same stream reuse launches bound on the second such call,
-    re-pointed at the new arrays (fresh tensors every step are as cheap as the same objects);
+    re-pointed at the new arrays: a fresh tensor object costs what the same one does, and on
+    cuda the launches of each set of addresses seen lately (up to four) are kept as a driver
+    graph of their own, so a decode loop's logits, which come back to one or two addresses,
+    re-point nothing (a new address every call re-points the nodes: a few microseconds more);
     nothing the key names is checked again. Under a capture the same launches go through the
     scratch pool's capture bookkeeping (docs/DESIGN.md, "The repeated call").
 
