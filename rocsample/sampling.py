@@ -75,6 +75,7 @@ _HOST = ("host",)  # the key of a host seed/position/logits: its device copy is 
 _SCALAR4 = frozenset((a, b, c, d) for a in (float, int) for b in (float, int)
                      for c in (float, int) for d in (float, int))
 _ADOPT = _io.ADOPTERS.get  # (hot path: interop.adopt_key without its own call)
+_TORCH_ADOPT = _io._torch_adopt  # torch tensors' adopter (Sampler._torch_repeat)
 _adopter = _io.adopter
 
 _backend = get_backend
@@ -272,6 +273,11 @@ class Sampler:
                  position, return_logprobs: bool = False, advance_position: bool = False,
                  check: bool = True, out=None, dtype: str | None = None):
         """Sample one token per row; see :func:`sample` for the parameters."""
+        if _ADOPT(type(logits)) is _TORCH_ADOPT:
+            got = self._torch_repeat(logits, temperature, top_k, top_p, min_p, seed, position,
+                                     return_logprobs, advance_position, check, out, dtype)
+            if got is not None:
+                return got
         if not self.backend.is_device:
             logits = _io.adopt(logits)
             self._check_logits(logits, dtype)
@@ -279,6 +285,60 @@ class Sampler:
                                   return_logprobs, advance_position, check, out, dtype, False)
         return self._call(logits, temperature, top_k, top_p, min_p, seed, position,
                           return_logprobs, advance_position, check, out, dtype, False, None)
+
+    def _torch_repeat(self, x, temperature, top_k, top_p, min_p, seed, position,
+                      return_logprobs, advance_position, check, out, dtype):
+        """A decode loop's repeated call, in one function: torch CUDA logits, seed and position
+        (and ``out``), Python scalar filters, a plain repeated call (the stream not capturing,
+        its scratch unmoved: ``BoundCall.ready``). The key is the one :meth:`_call` makes for
+        these arguments, built inline; None (then :meth:`_call` does everything) for any other
+        call, a key not bound yet, or a call that is not plain."""
+        types = (type(temperature), type(top_k), type(top_p), type(min_p))
+        tx = type(x)
+        if (types not in _SCALAR4 or type(seed) is not tx or type(position) is not tx
+                or self.plan is None):
+            return None
+        d = x.get_device()
+        ds = seed.get_device()
+        dq = position.get_device()
+        if d < 0 or ds < 0 or dq < 0:
+            return None  # CPU tensors: _call reads them as NumPy views
+        if self._follow:  # torch's current stream of the logits' device, if this plan met it
+            st = self._streams.get((_io.current_stream(_io.TORCH, d), d))
+            if st is None:
+                return None
+        else:
+            st = self.stream
+        p = x.data_ptr()
+        ps = seed.data_ptr()
+        pq = position.data_ptr()
+        T = _io.TORCH
+        ko = po = None
+        if out is not None:
+            if _ADOPT(type(out)) is not _TORCH_ADOPT or out.get_device() < 0:
+                return None
+            po = out.data_ptr()
+            ko = (T, out.shape, out.stride(), out.dtype, out.get_device(), po & 15)
+        key = (st.handle, st.device, (T, x.shape, x.stride(), x.dtype, d, p & 15),
+               (types, temperature, top_k, top_p, min_p),
+               (T, seed.shape, seed.stride(), seed.dtype, ds, ps & 15),
+               (T, position.shape, position.stride(), position.dtype, dq, pq & 15), ko,
+               return_logprobs, advance_position, dtype, False, T)
+        hit = self._binder.lookup(key)
+        o = self._wrapped.get(T)
+        if hit is None or o is None:
+            return None
+        tokens, logprobs, status, optrs = o
+        with hit.lock:
+            if not hit.ready():
+                return None  # (capturing, or the pool has work: _call's request path)
+            hit.run([p, None, None, None, None, ps, pq, optrs[0] if po is None else po,
+                     optrs[1], optrs[2]])
+        if out is not None:
+            tokens = out
+        if check:
+            return self._finish(tokens, logprobs, status, return_logprobs, check, st)
+        return (tokens, logprobs, status) if return_logprobs else (tokens, status)
 
     def _call(self, logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
               advance_position, check, out, dtype, fresh, stream, kx=False):

@@ -401,3 +401,38 @@ def test_one_off_torch_outputs_are_rows_of_one_block_where_the_kernels_write(fg)
         assert lp.dtype == torch.float32 and tok.dtype == status.dtype == torch.int32
     tok, status = rocsample.argmax(x, check=False)
     assert status.data_ptr() == tok.data_ptr() + 4 * ROWS and tuple(tok.shape) == (ROWS,)
+
+
+@pytest.mark.parametrize("variant", ["plain", "logprobs", "out", "advance"])
+def test_torch_repeated_calls_find_the_key_the_full_path_bound(fg, variant):
+    # Sampler._torch_repeat builds _call's key for torch tensors inline: it must find the bound
+    # call the full path made, launch it at this call's addresses, and leave every other call
+    # (here: a numba out=, a host position) to _call
+    torch, plan, seed, pos = _plan_on(fg, 0x79600)
+    out = torch.zeros(ROWS, dtype=torch.int32)
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)  # (the fake runs no kernel)
+    kw.update({"logprobs": dict(return_logprobs=True), "out": dict(out=out),
+               "advance": dict(advance_position=True)}.get(variant, {}))
+    xs = _views(torch, 3)
+    rep = (xs[0], 0.8, 50, 0.9, 0.05, seed, pos, kw.get("return_logprobs", False),
+           kw.get("advance_position", False), kw["check"], kw.get("out"), None)
+    assert plan._torch_repeat(*rep) is None  # nothing bound yet: _call does it
+    for x in xs[:2]:
+        plan(x, **kw)  # checked, then bound by the full path
+    l0 = fg.count("logged")
+    got = plan._torch_repeat(xs[2], *rep[1:])
+    # the chain's two kernels (and the position's advance)
+    assert got is not None and fg.count("logged") - l0 == (3 if variant == "advance" else 2)
+    for k in (l0, l0 + 1):
+        assert fg.launch_params(k, 5)[4] == xs[2].data_ptr()
+    if variant == "out":
+        assert got[0] is out
+        (hit,) = plan._binder._table.values()
+        assert hit._gptrs[7] == out.data_ptr()  # the graph launched holds out's address
+    if variant == "logprobs":
+        assert len(got) == 3
+    # what it leaves to _call: another argument kind, or a layout not bound
+    assert plan._torch_repeat(xs[2], 0.8, 50, 0.9, 0.05, seed, 3, False, False, False, None,
+                              None) is None
+    assert plan._torch_repeat(xs[2][:, ::2], *rep[1:]) is None
+    fg.set_torch_stream(0)
