@@ -120,9 +120,9 @@ class BoundCall:
 
         ``graph``: the stream is not capturing (:meth:`ready` said so): the launches go as one
         driver graph launch where the backend makes graphs. A bound call keeps up to
-        ``execs`` graphs (4 unless its Binder says) by the addresses their nodes hold, so arrays that come back (a decode
-        loop's logits alternate between a few allocator blocks, one-off outputs reuse theirs)
-        launch with nothing re-pointed; new addresses get a graph of their own while there is
+        ``execs`` graphs (4 unless its Binder says) by the addresses their nodes hold, so arrays
+        that come back (a decode loop's logits alternate between a few allocator blocks,
+        one-off outputs reuse theirs) launch with nothing re-pointed; new addresses get a graph of their own while there is
         room, else re-point the oldest graph's nodes whose launches address a slot that moved.
         Else, and under a capture, launch by launch from the cells.
         """
@@ -168,18 +168,7 @@ class BoundCall:
         while the table has room, else the oldest graph with its moved nodes re-pointed. None
         where no graph can be made."""
         execs = self._execs
-        old = next(iter(execs)) if execs else None
-        ref = key if old is None else old
-        cur = self.ptrs
-        dirty = 0  # the launches whose nodes in the oldest graph hold other addresses than key
-        for i, sites, m in self._live:  # (a new graph's nodes, and a re-pointed node, read the cells)
-            p = key[i]
-            if p != cur[i]:
-                for cell, off in sites:
-                    cell.value = p + off
-            if p != ref[i]:
-                dirty |= m
-        self.ptrs = key
+        self._point(key)  # (a new graph's nodes, and a re-pointed node, read the cells)
         if len(execs) < self._cap and self._gmake is not None:
             gx = self._gmake()
             if gx is None:
@@ -187,9 +176,14 @@ class BoundCall:
             elif gx is not False:  # (False: not now, an open capture on the device)
                 execs[key] = gx
                 return gx
-        if old is None:
+        if not execs:
             return None
+        old = next(iter(execs))
         gx = execs.pop(old)
+        dirty = 0  # the launches whose nodes in the oldest graph hold other addresses than key
+        for i, _sites, m in self._live:
+            if key[i] != old[i]:
+                dirty |= m
         k = 0
         while dirty:
             if dirty & 1:

@@ -315,10 +315,13 @@ class Sampler:
         T = _io.TORCH
         ko = po = None
         if out is not None:
-            if _ADOPT(type(out)) is not _TORCH_ADOPT or out.get_device() < 0:
+            if _ADOPT(type(out)) is not _TORCH_ADOPT:
+                return None
+            do = out.get_device()
+            if do < 0:
                 return None
             po = out.data_ptr()
-            ko = (T, out.shape, out.stride(), out.dtype, out.get_device(), po & 15)
+            ko = (T, out.shape, out.stride(), out.dtype, do, po & 15)
         key = (st.handle, st.device, (T, x.shape, x.stride(), x.dtype, d, p & 15),
                (types, temperature, top_k, top_p, min_p),
                (T, seed.shape, seed.stride(), seed.dtype, ds, ps & 15),

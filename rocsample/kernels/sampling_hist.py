@@ -21,9 +21,9 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    ``floor((key_max - key) * 64)`` in float32 (monotone in the key, so each bin is a contiguous
    stretch of the order; the last bin takes every distance >= 32), of token counts and (top_p)
    masses (a block's bin mass as two 32-bit words, ``add_mass``: sm_90 has 64-bit shared
-   atomics only as a compare-and-swap loop); the llama min-p count M. A row with top_k also gathers every token whose key is at
-   least ``tau``, the bound phase 1's tile maxima give (at least k tokens reach it, so the first
-   K do): the candidates are then a prefix of the order, and when they fit (``capg``) the row's
+   atomics only as a compare-and-swap loop); the llama min-p count M. A row with top_k also
+   gathers every token whose key is at least ``tau``, the bound phase 1's tile maxima give (at
+   least k tokens reach it, so the first K do): the candidates are then a prefix of the order, and when they fit (``capg``) the row's
    last block sorts them and finishes the row from them alone (two reads in all). Otherwise
    the last block finds, from the histograms, the bins that hold position L - 1:
    ``[Blo, Bhi]`` (one bin unless a top-k cut inside its bin leaves Z, hence the top-p target,
