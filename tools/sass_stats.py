@@ -51,7 +51,8 @@ def analyse(ptx: str, workdir: str) -> dict:
     cubin = os.path.join(workdir, "k.cubin")
     with open(src, "w") as f:
         f.write(ptx)
-    r = subprocess.run([_tool("ptxas"), "-arch=sm_90", "-v", "-o", cubin, src],
+    extra = os.environ.get("PTXAS_ARGS", "").split()  # e.g. PTXAS_ARGS=-maxrregcount=64
+    r = subprocess.run([_tool("ptxas"), "-arch=sm_90", "-v", *extra, "-o", cubin, src],
                        capture_output=True, text=True, check=True)
     info = r.stderr
     env = dict(os.environ, PATH=os.path.dirname(_tool("nvdisasm")) + os.pathsep

@@ -69,7 +69,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE
+from rocsample.kernels import JIT_CACHE, register_cap
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
 KCAP = 256
@@ -84,6 +84,9 @@ GMAX = 4096
 TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
+#: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
+#: (``rocsample.kernels.register_cap``).
+PARTIALS_MAX_REGISTERS = (None, None)
 #: Candidates ranked by counting (above: a bitonic sort).
 RANK_MAX = 256
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
@@ -502,7 +505,8 @@ def make(cuda, load, h):
                 bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
             return bv, bi, bg, bgi, lm, ls
 
-        @cuda.jit(cache=JIT_CACHE)
+        @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "partials_draw" if DRAW else "partials",
+                                                  PARTIALS_MAX_REGISTERS[DRAW]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
                                          status):

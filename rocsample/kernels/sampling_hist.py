@@ -51,7 +51,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE
+from rocsample.kernels import JIT_CACHE, register_cap
 from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
     _F32_0,
@@ -77,6 +77,10 @@ _I64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 _MAX_BLOCK = F.MAX_BLOCK
 _NBIN = F.NBIN
 _RBITS = 8
+#: Register caps (numba-cuda only: ``rocsample.kernels.register_cap``): the row's finish in the
+#: last block needs more registers than the stream, and uncapped it sets the occupancy of both.
+HIST_MAX_REGISTERS = 64
+SELECT_MAX_REGISTERS = 48
 #: Loads in flight per thread in the streaming passes.
 _UNROLL = 4
 _RBINS = 1 << _RBITS
@@ -602,7 +606,7 @@ def make(cuda, load, h, f):
         return far, mc
 
     # --- the kernels ------------------------------------------------------------------------
-    @cuda.jit(cache=JIT_CACHE)
+    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "hist", HIST_MAX_REGISTERS))
     def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
                             tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
         split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
@@ -791,7 +795,7 @@ def make(cuda, load, h, f):
             si[row, F.HS_NC] = 0
             si[row, F.HS_NTOT] = ntot
 
-    @cuda.jit(cache=JIT_CACHE)
+    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "select", SELECT_MAX_REGISTERS))
     def _sample_select_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, kcap,
                               pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
         split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
