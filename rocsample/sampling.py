@@ -287,22 +287,43 @@ class Sampler:
                           return_logprobs, advance_position, check, out, dtype, False, None)
 
     def _torch_repeat(self, x, temperature, top_k, top_p, min_p, seed, position,
-                      return_logprobs, advance_position, check, out, dtype):
+                      return_logprobs, advance_position, check, out, dtype, fresh=False):
         """A decode loop's repeated call, in one function: torch CUDA logits, seed and position
         (and ``out``), Python scalar filters, a plain repeated call (the stream not capturing,
         its scratch unmoved: ``BoundCall.ready``). The key is the one :meth:`_call` makes for
         these arguments, built inline; None (then :meth:`_call` does everything) for any other
-        call, a key not bound yet, or a call that is not plain."""
+        call, a key not bound yet, or a call that is not plain. ``fresh``: a one-off call's
+        (:func:`sample` through ``_TORCH_PLANS``): outputs are new tensors of this call."""
         types = (type(temperature), type(top_k), type(top_p), type(min_p))
         tx = type(x)
-        if (types not in _SCALAR4 or type(seed) is not tx or type(position) is not tx
-                or self.plan is None):
+        if types not in _SCALAR4 or self.plan is None:
             return None
         d = x.get_device()
-        ds = seed.get_device()
-        dq = position.get_device()
-        if d < 0 or ds < 0 or dq < 0:
+        if d < 0:
             return None  # CPU tensors: _call reads them as NumPy views
+        T = _io.TORCH
+        # seed and position: torch CUDA tensors by layout, or Python ints (their device copies,
+        # found by value under the lock as _run does)
+        if type(seed) is tx:
+            ds = seed.get_device()
+            if ds < 0:
+                return None
+            ps = seed.data_ptr()
+            ks = (T, seed.shape, seed.stride(), seed.dtype, ds, ps & 15)
+        elif type(seed) is int:
+            ks, ps = _HOST, None
+        else:
+            return None
+        if type(position) is tx:
+            dq = position.get_device()
+            if dq < 0:
+                return None
+            pq = position.data_ptr()
+            kq = (T, position.shape, position.stride(), position.dtype, dq, pq & 15)
+        elif type(position) is int and not advance_position:
+            kq, pq = _HOST, None
+        else:
+            return None
         if self._follow:  # torch's current stream of the logits' device, if this plan met it
             st = self._streams.get((_io.current_stream(_io.TORCH, d), d))
             if st is None:
@@ -310,9 +331,6 @@ class Sampler:
         else:
             st = self.stream
         p = x.data_ptr()
-        ps = seed.data_ptr()
-        pq = position.data_ptr()
-        T = _io.TORCH
         ko = po = None
         if out is not None:
             if _ADOPT(type(out)) is not _TORCH_ADOPT:
@@ -323,18 +341,24 @@ class Sampler:
             po = out.data_ptr()
             ko = (T, out.shape, out.stride(), out.dtype, do, po & 15)
         key = (st.handle, st.device, (T, x.shape, x.stride(), x.dtype, d, p & 15),
-               (types, temperature, top_k, top_p, min_p),
-               (T, seed.shape, seed.stride(), seed.dtype, ds, ps & 15),
-               (T, position.shape, position.stride(), position.dtype, dq, pq & 15), ko,
-               return_logprobs, advance_position, dtype, False, T)
+               (types, temperature, top_k, top_p, min_p), ks, kq, ko,
+               return_logprobs, advance_position, dtype, fresh, T)
         hit = self._binder.lookup(key)
-        o = self._wrapped.get(T)
-        if hit is None or o is None:
+        if hit is None:
             return None
-        tokens, logprobs, status, optrs = o
+        o = None if fresh else self._wrapped.get(T)
+        if o is None and not fresh:
+            return None
         with hit.lock:
             if not hit.ready():
                 return None  # (capturing, or the pool has work: _call's request path)
+            if ps is None:
+                ps = self._host_u64("seed", seed, st)[1]
+            if pq is None:
+                pq = self._host_u64("position", position, st)[1]
+            if fresh:
+                o = self._outputs_for(T, True, return_logprobs, st)
+            tokens, logprobs, status, optrs = o
             hit.run([p, None, None, None, None, ps, pq, optrs[0] if po is None else po,
                      optrs[1], optrs[2]])
         if out is not None:
@@ -855,6 +879,10 @@ def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap
 _PLANS: dict = {}
 _PLANS_LOCK = threading.Lock()
 _PLAN_ENTRIES = 16
+#: One-off plans of torch logits on torch's current stream, by (shape, torch dtype, dtype,
+#: order, device, current stream): :func:`sample`'s repeated call finds its plan in one lookup
+#: and runs through :meth:`Sampler._torch_repeat` (``fresh``). Bounded like ``_PLANS``.
+_TORCH_PLANS: dict = {}
 
 
 def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, position,
@@ -944,6 +972,17 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     >>> int(np.asarray(rs.sample(logits, temperature=0.0, seed=0, position=0))[0])
     1
     """
+    torch_x = (_ADOPT(type(logits)) is _TORCH_ADOPT and stream is None and _splits is None
+               and _block is None and _cap is None)
+    if torch_x:  # a repeated one-off call on torch's current stream: the plan in one lookup
+        d = logits.get_device()
+        tk = (logits.shape, logits.dtype, dtype, order, d, _io.current_stream(_io.TORCH, d))
+        plan = _TORCH_PLANS.get(tk) if d >= 0 else None
+        if plan is not None and plan.backend is _backend():
+            got = plan._torch_repeat(logits, temperature, top_k, top_p, min_p, seed, position,
+                                     return_logprobs, advance_position, check, out, dtype, True)
+            if got is not None:
+                return got
     if order not in _ORDERS:
         V.fail("order", "'llama' or 'vllm'", V.describe(order))
     be = _backend()
@@ -952,6 +991,10 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     else:
         logits, kx = _io.adopt(logits), None
     plan, st = _plan_for(be, logits, kx, dtype, stream, order, _splits, _block, _cap)
+    if torch_x and be.is_device and d >= 0:
+        if len(_TORCH_PLANS) >= _PLAN_ENTRIES:
+            _TORCH_PLANS.clear()
+        _TORCH_PLANS[tk] = plan  # (a cached plan of _PLANS: the same object)
     if not be.is_device:
         plan._check_logits(logits, dtype)
         return plan._call_cpu(logits, temperature, top_k, top_p, min_p, seed, position,

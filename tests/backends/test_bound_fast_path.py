@@ -436,3 +436,74 @@ def test_torch_repeated_calls_find_the_key_the_full_path_bound(fg, variant):
                               None) is None
     assert plan._torch_repeat(xs[2][:, ::2], *rep[1:]) is None
     fg.set_torch_stream(0)
+
+
+@pytest.mark.parametrize("op", ["sample", "argmax"])
+def test_repeated_one_off_torch_calls_find_plan_and_bound_call_at_once(fg, op, monkeypatch):
+    # sample() / argmax() with torch logits on torch's current stream: from the second such call
+    # on, the plan comes from one lookup (_TORCH_PLANS) and the bound call through
+    # Sampler._torch_repeat with fresh outputs (argmax: Python int seed and position), launched
+    # at this call's logits address, with outputs no other call holds
+    from rocsample import sampling as S
+
+    torch = fg.torch
+    monkeypatch.setattr(S, "_TORCH_PLANS", {})
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    xs = _views(torch, 4)
+    hits = []
+    real = S.Sampler._torch_repeat
+
+    def spy(self, *a):
+        got = real(self, *a)
+        hits.append((a[-1], got is not None))
+        return got
+
+    monkeypatch.setattr(S.Sampler, "_torch_repeat", spy)
+
+    def call(x):
+        if op == "argmax":
+            return rocsample.argmax(x, check=False)
+        return rocsample.sample(x, seed=seed, position=pos, check=False, **CHAIN)
+
+    outs = [call(x) for x in xs[:2]]  # checked, then bound by the full path
+    assert len(S._TORCH_PLANS) == 1
+    l0 = fg.count("logged")
+    tok, status = call(xs[2])
+    assert hits[-1] == (True, True)  # fresh, and launched there
+    assert fg.launch_params(l0, 5)[4] == xs[2].data_ptr()
+    assert status.data_ptr() == tok.data_ptr() + 4 * ROWS and tuple(tok.shape) == (ROWS,)
+    assert all(tok.data_ptr() != o[0].data_ptr() for o in outs)  # (those are still alive)
+    # another current stream has no plan yet: the full path, which then records one
+    n = len(hits)
+    fg.set_torch_stream(0x7A000)
+    try:
+        call(xs[3])
+        assert hits[n:] == [] and len(S._TORCH_PLANS) == 2
+    finally:
+        fg.set_torch_stream(0)
+
+
+def test_int_seed_and_position_repeat_at_the_full_paths_addresses(fg):
+    # Sampler._torch_repeat with Python int seed and position: the device copies _run would
+    # use (found by value), so its launches get the full path's parameters exactly
+    torch, plan, _, _ = _plan_on(fg, 0x79700)
+    try:
+        xs = _views(torch, 2)
+        kw = dict(seed=7, position=3, check=False, **CHAIN)
+        for x in xs:
+            plan(x, **kw)
+        rep = (xs[1], 0.8, 50, 0.9, 0.05, 7, 3, False, False, False, None, None)
+        l0 = fg.count("logged")
+        assert plan._torch_repeat(*rep) is not None
+        l1 = fg.count("logged")
+        plan._call(xs[1], 0.8, 50, 0.9, 0.05, 7, 3, False, False, False, None, None, False, None)
+        assert fg.count("logged") - l1 == l1 - l0 == 2
+        for k in range(2):
+            assert fg.launch_params(l0 + k, 40) == fg.launch_params(l1 + k, 40)
+        # a new position value: its own device copy, same bound call
+        rep6 = rep[:6] + (6,) + rep[7:]
+        assert plan._torch_repeat(*rep6) is not None
+        assert plan._torch_repeat(*(rep[:8] + (True,) + rep[9:])) is None  # advance: _call
+    finally:
+        fg.set_torch_stream(0)
