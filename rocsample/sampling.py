@@ -972,12 +972,16 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     >>> int(np.asarray(rs.sample(logits, temperature=0.0, seed=0, position=0))[0])
     1
     """
-    torch_x = (_ADOPT(type(logits)) is _TORCH_ADOPT and stream is None and _splits is None
-               and _block is None and _cap is None)
-    if torch_x:  # a repeated one-off call on torch's current stream: the plan in one lookup
+    # a repeated one-off call with torch logits on torch's current stream: the plan in one
+    # lookup, the bound call through Sampler._torch_repeat
+    tk = None
+    if (_ADOPT(type(logits)) is _TORCH_ADOPT and stream is None and _splits is None
+            and _block is None and _cap is None):
         d = logits.get_device()
-        tk = (logits.shape, logits.dtype, dtype, order, d, _io.current_stream(_io.TORCH, d))
-        plan = _TORCH_PLANS.get(tk) if d >= 0 else None
+        plan = tk = None
+        if d >= 0:  # (a CPU tensor is read as NumPy below: no torch stream of it)
+            tk = (logits.shape, logits.dtype, dtype, order, d, _io.current_stream(_io.TORCH, d))
+            plan = _TORCH_PLANS.get(tk)
         if plan is not None and plan.backend is _backend():
             got = plan._torch_repeat(logits, temperature, top_k, top_p, min_p, seed, position,
                                      return_logprobs, advance_position, check, out, dtype, True)
@@ -991,7 +995,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     else:
         logits, kx = _io.adopt(logits), None
     plan, st = _plan_for(be, logits, kx, dtype, stream, order, _splits, _block, _cap)
-    if torch_x and be.is_device and d >= 0:
+    if tk is not None and be.is_device:
         if len(_TORCH_PLANS) >= _PLAN_ENTRIES:
             _TORCH_PLANS.clear()
         _TORCH_PLANS[tk] = plan  # (a cached plan of _PLANS: the same object)
