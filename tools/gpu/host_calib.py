@@ -106,13 +106,37 @@ def main() -> int:
     out["rocsample.argmax one-off (same tensor)"] = per_call(
         lambda: rocsample.argmax(x, check=False), 2000)
     torch.cuda.synchronize()
+    # the one-off's parts: its plan by torch stream, the bound call with fresh outputs, and the
+    # outputs alone
+    S = sys.modules["rocsample.sampling"]
+    out["one-off plans by torch stream (entries)"] = len(S._TORCH_PLANS)
+    op = next(iter(S._TORCH_PLANS.values()), None)
+    try:
+        _one_off_parts(out, op, S, x, seed, pos)
+    except Exception as e:  # noqa: BLE001 - the other figures still print
+        out["one-off parts failed"] = f"{type(e).__name__}: {e}"
     out["torch.argmax"] = per_call(lambda: torch.argmax(x, dim=-1), 2000)
+
     torch.cuda.synchronize()
     z = np.zeros(1)
     out["python loop of 100 float adds (CPU speed)"] = per_call(
         lambda: [z.size + 1.0 for _ in range(100)], 2000)
     report(out, "host-calib.json")
     return 0
+
+
+def _one_off_parts(out, op, S, x, seed, pos):
+    """A one-off call's parts: the bound call with fresh outputs, and the outputs alone."""
+    if op is None:
+        return
+    a = (x, 0.8, 50, 0.9, 0.05, seed, pos, False, False, False, None, None, True)
+    out["one-off fast path taken"] = op._torch_repeat(*a) is not None
+    out["Sampler._torch_repeat fresh (a one-off's bound call and outputs)"] = per_call(
+        lambda: op._torch_repeat(*a), 2000)
+    _sync()
+    out["Sampler._outputs_for fresh torch (tokens, status)"] = per_call(
+        lambda: op._outputs_for(S._io.TORCH, True, False, op.stream), 2000)
+    _sync()
 
 
 def report(out: dict, name: str) -> None:
