@@ -37,7 +37,7 @@ def main() -> int:
             with ctx:
                 for _ in range(3):
                     plan(x, seed=seed, position=pos, **kw)
-                us = per_call(lambda: plan(x, seed=seed, position=pos, **kw), 2000)
+                us = per_call(lambda p=plan, v=x, s=seed, q=pos: p(v, seed=s, position=q, **kw), 2000)
                 print(f"{us:8.2f} us  Sampler chain {rows}x151936, {name} stream", flush=True)
     x = torch.randn(64, 151936, device="cuda")
     rocsample.argmax(x, check=False)
