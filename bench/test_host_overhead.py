@@ -205,22 +205,6 @@ def _torch(backend):
 _BUSY_CYCLES = 200_000
 
 
-#: Seconds of calls before the run's first timed case (set once the host is warm): a decode
-#: loop calls at a steady host clock; without it the first cases of a run (default stream, 1 x
-#: 151936) measured 3-5 us slower than the same cases later in the run (nvidia-h200-6ad53aa).
-_WARM_S = 0.5
-_WARMED = []
-
-
-def _warm_host(torch, fn):
-    t_end = time.perf_counter() + _WARM_S
-    while time.perf_counter() < t_end:
-        for _ in range(64):
-            fn()
-        torch.cuda.synchronize()
-    _WARMED.append(True)
-
-
 def _host_time(benchmark, torch, fn, **info):
     """Host time per call of ``fn``, as a decode loop's sampling call meets the GPU: the step's
     earlier work still queued on the stream (here one spin kernel, ``torch.cuda._sleep``, queued
@@ -232,8 +216,6 @@ def _host_time(benchmark, torch, fn, **info):
         torch.cuda.synchronize()
         torch.cuda._sleep(_BUSY_CYCLES)
 
-    if not _WARMED:  # the run's first timed case: the host at its steady clock first
-        _warm_host(torch, fn)
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
