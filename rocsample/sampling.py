@@ -303,7 +303,8 @@ class Sampler:
             return None  # CPU tensors: _call reads them as NumPy views
         T = _io.TORCH
         # seed and position: torch CUDA tensors by layout, or Python ints (their device copies,
-        # found by value under the lock as _run does)
+        # found by value under the lock as _run does); the two are written out, not a helper:
+        # this function exists to save the Python calls of _call's path
         if type(seed) is tx:
             ds = seed.get_device()
             if ds < 0:
