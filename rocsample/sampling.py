@@ -347,9 +347,10 @@ class Sampler:
         hit = self._binder.lookup(key)
         if hit is None:
             return None
-        o = None if fresh else self._wrapped.get(T)
-        if o is None and not fresh:
-            return None
+        if not fresh:  # (a one-off call's outputs are made under the lock below)
+            o = self._wrapped.get(T)
+            if o is None:
+                return None
         with hit.lock:
             if not hit.ready():
                 return None  # (capturing, or the pool has work: _call's request path)
@@ -979,7 +980,7 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     if (_ADOPT(type(logits)) is _TORCH_ADOPT and stream is None and _splits is None
             and _block is None and _cap is None):
         d = logits.get_device()
-        plan = tk = None
+        plan = None
         if d >= 0:  # (a CPU tensor is read as NumPy below: no torch stream of it)
             tk = (logits.shape, logits.dtype, dtype, order, d, _io.current_stream(_io.TORCH, d))
             plan = _TORCH_PLANS.get(tk)

@@ -116,7 +116,6 @@ def main() -> int:
     except Exception as e:  # noqa: BLE001 - the other figures still print
         out["one-off parts failed"] = f"{type(e).__name__}: {e}"
     out["torch.argmax"] = per_call(lambda: torch.argmax(x, dim=-1), 2000)
-
     torch.cuda.synchronize()
     z = np.zeros(1)
     out["python loop of 100 float adds (CPU speed)"] = per_call(
