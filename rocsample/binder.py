@@ -67,10 +67,10 @@ class BoundCall:
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
                  "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs",
-                 "_execs", "_cap")
+                 "_execs", "_cap", "_fork")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
-                 graph=None, execs: int = _EXECS) -> None:
+                 graph=None, execs: int = _EXECS, fork=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = tuple(ptrs)  # the slot addresses the cells hold now
@@ -100,6 +100,9 @@ class BoundCall:
         self._cap = execs
         self._gx = None
         self._gptrs = None
+        # launch by launch with branches (GpuBackend.forked: the launches' ``after`` lanes on two
+        # streams), or None: one after another on the bound stream
+        self._fork = fork
 
     def guard(self, lock, probe, pool, leases) -> None:
         """What :meth:`ready` asks: ``probe()`` (True: the stream is not capturing), ``pool``
@@ -124,7 +127,9 @@ class BoundCall:
         that come back (a decode loop's logits alternate between a few allocator blocks,
         one-off outputs reuse theirs) launch with nothing re-pointed; new addresses get a graph of their own while there is
         room, else re-point the oldest graph's nodes whose launches address a slot that moved.
-        Else, and under a capture, launch by launch from the cells.
+        Else, and under a capture, launch by launch from the cells: where the launcher gave
+        branches (``after``), on two streams joined by events, which a capture records as
+        parallel branches.
         """
         if graph:
             gx = self._gx
@@ -141,6 +146,9 @@ class BoundCall:
                 gx.launch()
                 return
         self._point(ptrs)
+        if self._fork is not None:
+            self._fork()
+            return
         native = self._native
         if native is None:
             for launch in self.launches:
@@ -208,8 +216,13 @@ def gaps(call: BoundCall, first: int, others) -> tuple:
 
 
 def bind_call(be, stream, launches, slots, scratch=None, extra=None,
-              execs: int = _EXECS) -> BoundCall | None:
+              execs: int = _EXECS, after=None) -> BoundCall | None:
     """Bind ``launches`` ([(kernel, grid, block, args)], stream order) with ``slots``.
+
+    ``after``: per launch, ``(lane, indices of the launches it must follow)`` where the launches
+    are not a chain (lane 0 or 1; every launch follows its lane's previous one in stream order):
+    the bound call's driver graph gets those dependencies, and its launches by stream two lanes
+    (:meth:`BoundCall.run`). None: each launch follows the one before it.
 
     ``slots``: the caller's arrays of this call in slot order, as backend device arrays (None
     for an absent slot). Returns None when the call cannot be re-pointed safely: two slots whose
@@ -248,8 +261,10 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None,
     graph = None
     if make is not None:
         def graph(make=make, bounds=tuple(keep), device=stream.device):
-            return make(bounds, device)
-    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs)
+            return make(bounds, device, after)
+    forked = getattr(be, "forked", None)
+    fork = None if forked is None or after is None else forked(tuple(keep), after, stream)
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs, fork)
 
 
 class Binder:
@@ -283,7 +298,8 @@ class Binder:
             self._table.clear()
             self._seen.clear()
 
-    def offer(self, key, be, stream, launches, slots, scratch=None, extra=None) -> BoundCall | None:
+    def offer(self, key, be, stream, launches, slots, scratch=None, extra=None,
+              after=None) -> BoundCall | None:
         """After an unbound call with ``key``: bind it if the key was seen before, else remember it."""
         with self._lock:
             hit = self._table.get(key)
@@ -294,7 +310,7 @@ class Binder:
                     self._seen.clear()
                 self._seen[key] = True
                 return None
-        call = bind_call(be, stream, launches, slots, scratch, extra, self.execs)
+        call = bind_call(be, stream, launches, slots, scratch, extra, self.execs, after)
         if call is None:
             return None
         with self._lock:

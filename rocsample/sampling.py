@@ -627,7 +627,8 @@ class Sampler:
                      tokens if fresh or tok_dev is not None else None,
                      logprobs if fresh and return_logprobs else None,
                      status if fresh else None]
-            call = self._binder.offer(key, be, st, L, slots, scratch=buf)
+            call = self._binder.offer(key, be, st, L, slots, scratch=buf,
+                                      after=_router.after(route, ops.advance_position))
             if call is not None and call.lock is None:
                 pool = _pool(be)
                 lease = pool.lease(st, PURPOSE, buf)

@@ -9,7 +9,8 @@ Interface, two functions (the Sampler calls nothing else of this module):
     ``filters=False`` plan, top_p past ``MAX_VOCAB_TOP_P``). The ``Route`` is hashable: the binder keys bound launches by the host values that
     decided it, so it is never recomputed on a bound call.
 
-``launches(plan, kernels, route, ops) -> [(kernel, grid, block, args), ...]``
+``launches(plan, kernels, route, ops) -> [(kernel, grid, block, args), ...]``, and
+``after(route, advance_position)``, their branches (None: a chain)
     The launches in stream order; ``kernels`` is the backend's namespace of
     ``rocsample.kernels.sampling.build`` and ``ops`` an :class:`Operands` of device arrays. Every
     array a kernel takes must come from ``ops`` (or be a view of one): the binder re-points the
@@ -33,7 +34,8 @@ from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
-__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "check_filters", "launches", "modes", "route"]
+__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "after", "check_filters", "launches", "modes",
+           "route"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
@@ -147,6 +149,23 @@ def launches(plan, kn, r: Route, o: Operands) -> list:
     if o.advance_position:
         L.append((kn._advance_position_kernel, rows_grid, B, (o.position, n)))
     return L
+
+
+def after(r: Route, advance_position: bool):
+    """Per launch of :func:`launches`, ``(lane, the launches it must follow)``, where a route has
+    both the tile finalize and the histogram path (device parameter arrays, or a batch mixing
+    top-k <= TILE_KMAX rows with others): they serve disjoint rows (each block leaves at once on
+    a row that is not its mode's) and only read phase 1's work, so the histogram and select
+    passes (lane 1) run beside the tile finalize (lane 0) instead of after it. A position
+    advance follows both. None where the launches are a chain."""
+    if not (r.tile and r.hist):
+        return None
+    deps = [(0, ()), (0, (0,)), (1, (0,))]  # phase 1, tile finalize, histogram pass
+    if r.select:
+        deps.append((1, (2,)))
+    if advance_position:
+        deps.append((0, (1, len(deps) - 1)))
+    return tuple(deps)
 
 
 def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:

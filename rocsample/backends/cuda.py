@@ -17,6 +17,9 @@ class Vendor(VendorBase):
     name = "cuda"
     native = ("libcuda.so.1", "cuLaunchKernel", "cuGraphLaunch")
     queries = ("cuStreamIsCapturing", "cuStreamGetDevice")
+    # CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END;
+    # ROCSAMPLE_LAUNCH_ARGS=pointers passes kernelParams instead (tools/gpu/params_probe.py)
+    launch_buffer = None if os.environ.get("ROCSAMPLE_LAUNCH_ARGS") == "pointers" else (1, 2, 0)
     # (the plain kernel-node names, where a driver has no _v2 ones, read the same leading
     # fields: KernelNodeParams' last two only extend them)
     node_graphs = ("cuGraphCreate", ("cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"),

@@ -7,6 +7,9 @@ import ctypes
 from ._driver import DriverRuntime
 from .numba_arrays import NumbaBackend
 
+#: events of a stream's forked launches (one per launch of a bound call, and the join)
+_FORK_EVENTS = 9
+
 
 class KernelNodeParams(ctypes.Structure):
     """CUDA_KERNEL_NODE_PARAMS_v2 (a kernel node of a driver graph)."""
@@ -32,6 +35,11 @@ class VendorBase:
     #: calls launch their kernels one by one (HIP's kernel node parameters differ in layout,
     #: unproven without an AMD GPU).
     node_graphs = None
+    #: (BUFFER_POINTER, BUFFER_SIZE, END) of the launch calls' ``extra`` list: bound launches pass
+    #: their parameters as one packed buffer (the driver copies one block where ``kernelParams``
+    #: has it copy each of numba's flattened values, about 100 for a sampling kernel), or None:
+    #: by ``kernelParams`` pointers into that buffer (HIP: unproven without an AMD GPU)
+    launch_buffer = None
     #: why the last graph of a bound call was not made (a missing symbol, a driver error), or None
     node_graph_error = None
 
@@ -129,6 +137,7 @@ class GpuBackend(NumbaBackend):
         super().__init__(name, vendor.cuda, DriverRuntime(vendor))
         self.vendor = vendor
         self._attrs: dict = {}
+        self._forks: dict = {}  # (device, stream handle) -> (side stream handle, events)
 
     def _device(self, device):
         return self.cuda.gpus[self.runtime.current_device() if device is None else device]
@@ -194,19 +203,41 @@ class GpuBackend(NumbaBackend):
                     span = self.array_span(val)
                     data_at.append((start + 4, None if span is None else span[0]))
         cvals = [_as_ctype(v) for v in packed]
-        params = (ctypes.c_void_p * max(1, len(cvals)))(*[ctypes.addressof(c) for c in cvals])
+        # One buffer in the kernel's parameter layout (each value at its natural alignment, as
+        # the compiled kernel's parameters lie), and a pointer into it per parameter: the
+        # driver reads either (``extra`` or ``kernelParams``: VendorBase.launch_buffer), and a
+        # cell (a data address) is written in one place for both.
+        offs = []
+        end = 0
+        for c in cvals:
+            a = ctypes.alignment(c)
+            end = -(-end // a) * a
+            offs.append(end)
+            end += ctypes.sizeof(c)
+        buf = (ctypes.c_int64 * max(1, -(-end // 8)))()
+        base = ctypes.addressof(buf)
+        for c, o in zip(cvals, offs):
+            ctypes.memmove(base + o, ctypes.addressof(c), ctypes.sizeof(c))
+        params = (ctypes.c_void_p * max(1, len(cvals)))(*[base + o for o in offs])
+        size = ctypes.c_size_t(end)
+        keys = self.vendor.launch_buffer
+        extra = None if keys is None else (ctypes.c_void_p * 5)(
+            keys[0], base, keys[1], ctypes.addressof(size), keys[2])
         cells = []
         for at, want in data_at:
-            if want is None or at >= len(cvals) or int(cvals[at].value or 0) != want:
+            if (want is None or at >= len(cvals) or int(cvals[at].value or 0) != want
+                    or ctypes.sizeof(cvals[at]) != 8):
                 cells = None  # not numba's packing as we know it: this launch is never re-pointed
                 break
-            cells.append(cvals[at])
+            cells.append(ctypes.c_int64.from_buffer(buf, offs[at]))
         if cells is not None and len(cells) != sum(self.array_span(a) is not None for a in args):
             cells = None  # an array argument not typed as one: never re-pointed (stale otherwise)
         arrays = [a for a, ty in zip(args, compiled.argument_types) if isinstance(ty, nbtypes.Array)]
-        keep = [cvals, params, arrays, retr]  # the packed values must outlive every launch
+        keep = [buf, params, size, extra, arrays, retr]  # they must outlive every launch
         handle = stream.handle
         addr = ctypes.addressof(params)
+        # the parameters as one buffer where the vendor says so, else by pointer
+        pa, xa = (addr, None) if extra is None else (None, ctypes.addressof(extra))
         native = self.vendor.native_calls()
         if native is not None:
             lk = self.vendor.unconverted(native[0])
@@ -214,7 +245,8 @@ class GpuBackend(NumbaBackend):
             # for a c_uint parameter costs a conversion per argument per launch)
             ui = ctypes.c_uint
             cargs = (ctypes.c_void_p(int(func)), *(ui(v) for v in grid), *(ui(v) for v in block),
-                     ui(0), ctypes.c_void_p(int(handle) or None), ctypes.c_void_p(addr), None)
+                     ui(0), ctypes.c_void_p(int(handle) or None), ctypes.c_void_p(pa),
+                     ctypes.c_void_p(xa))
 
             sym = self.vendor.native[1]
 
@@ -235,12 +267,14 @@ class GpuBackend(NumbaBackend):
 
         return DriverBound(run, cells, arrays)
 
-    def node_graph(self, bounds, device: int):
+    def node_graph(self, bounds, device: int, after=None):
         """The launches ``bounds`` (:class:`DriverBound`, one stream, in order) as one
         instantiated driver graph of kernel nodes (:class:`NodeGraph`); None where the vendor
         has no such calls or the driver refuses one, False while an open capture on ``device``
         forbids making one now. Each node's parameters are read from its
-        launch's packed buffer now, and again by :meth:`NodeGraph.repoint`."""
+        launch's packed buffer now, and again by :meth:`NodeGraph.repoint`. ``after``: per
+        launch, (lane, the launches it follows) (:func:`rocsample.binder.bind_call`); None: each
+        follows the one before."""
         calls = self.vendor.node_graph_calls()
         native = self.vendor.native_calls()
         if calls is None or native is None or not bounds:
@@ -270,15 +304,16 @@ class GpuBackend(NumbaBackend):
             # cuKernelGetFunction gives for the current context. The first that the driver
             # takes serves every node.
             ways = ["func", "kern", "function"]
-            for b in bounds:
+            for k, b in enumerate(bounds):
                 c = b.native[1]  # (func, grid x3, block x3, shared bytes, stream, params, extra)
                 node = vp()
-                dep = (vp * 1)(nodes[-1].value) if nodes else None
+                follows = (k - 1,) if after is None and k else () if after is None else after[k][1]
+                dep = (vp * len(follows))(*[nodes[d].value for d in follows]) if follows else None
                 errs = []
                 for way in list(ways):
                     p = _node_params(vendor, way, c)
                     err = 1 if p is None else add(ctypes.byref(node), graph, dep,
-                                                  1 if nodes else 0, ctypes.byref(p))
+                                                  len(follows), ctypes.byref(p))
                     if err == 0:
                         ways = [way]
                         break
@@ -297,6 +332,66 @@ class GpuBackend(NumbaBackend):
                 return None
         vendor.node_graph_error = None
         return NodeGraph(self, device, calls, native[1], graph, ex, nodes, params, stream)
+
+    #: streams with a side stream for forked launches (made once per (device, stream), kept)
+    _FORK_MAX = 32
+
+    def forked(self, bounds, after, stream):
+        """A callable launching ``bounds`` (:class:`DriverBound` on ``stream``) as ``after``
+        says (per launch (lane, the launches it follows)): lane 1's on a side stream of
+        ``stream``'s own, events where a launch follows one of the other lane, and the side
+        stream joined back at the end. Under a stream capture the two lanes become parallel
+        branches of the captured graph (their rows are disjoint). None where ``after`` is a chain,
+        a launch is not a driver launch, an open capture on the device forbids making the side
+        stream now, or too many streams have one."""
+        if after is None or any(getattr(b, "native", None) is None for b in bounds):
+            return None
+        from ..scratch import get_pool
+
+        rt = self.runtime
+        key = (stream.device, int(stream.handle or 0))
+        got = self._forks.get(key)
+        if got is None:
+            if get_pool(self)._release_blocked(stream.device) or key[1] == 0:
+                return None  # (the legacy default stream is never captured: no fork needed)
+            if len(self._forks) >= self._FORK_MAX:
+                return None
+            with rt._context(stream.device):
+                side = int(rt.call("cuStreamCreate", 1))  # CU_STREAM_NON_BLOCKING
+                evs = [rt.call("cuEventCreate", 2) for _ in range(_FORK_EVENTS)]  # no timing
+            got = self._forks[key] = (side, evs)
+        side, evs = got
+        if len(bounds) >= len(evs):
+            return None
+        lanes = [a[0] for a in after]
+        handle = ctypes.c_void_p(side)
+        calls = []
+        for b, lane in zip(bounds, lanes):
+            fn, cargs = b.native[0], b.native[1]
+            if lane:
+                cargs = cargs[:8] + (handle,) + cargs[9:]
+            calls.append((fn, cargs))
+        # events: ev[k] recorded after launch k where a launch of the other lane follows it
+        cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
+        sym = self.vendor.native[1]
+        main = stream.handle
+        call = rt.call
+
+        def run():
+            for k, (fn, cargs) in enumerate(calls):
+                on = side if lanes[k] else main
+                for d in after[k][1]:
+                    if lanes[d] != lanes[k]:
+                        call("cuStreamWaitEvent", on, evs[d], 0)
+                err = fn(*cargs)
+                if err != 0:
+                    raise RuntimeError(f"{sym} failed: error {err}")
+                if k in cross:
+                    call("cuEventRecord", evs[k], on)
+            call("cuEventRecord", evs[-1], side)  # the side stream joins back
+            call("cuStreamWaitEvent", main, evs[-1], 0)
+
+        return run
 
 
 class NodeGraph:
@@ -358,9 +453,9 @@ def _node_params(vendor, way: str, c):
     h = c[0].value
     rest = [v.value for v in c[1:8]]
     if way == "func":
-        return KernelNodeParams(h, *rest, c[9].value)
+        return KernelNodeParams(h, *rest, c[9].value, c[10].value)
     if way == "kern":
-        p = KernelNodeParams(None, *rest, c[9].value)
+        p = KernelNodeParams(None, *rest, c[9].value, c[10].value)
         p.kern = h
         return p
     try:
@@ -370,7 +465,7 @@ def _node_params(vendor, way: str, c):
     f = ctypes.c_void_p()
     if get(ctypes.byref(f), ctypes.c_void_p(h)) != 0:
         return None
-    return KernelNodeParams(f.value, *rest, c[9].value)
+    return KernelNodeParams(f.value, *rest, c[9].value, c[10].value)
 
 
 def _destroy_later(pool, device, calls, ex, graph, be):

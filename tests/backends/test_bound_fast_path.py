@@ -507,3 +507,45 @@ def test_int_seed_and_position_repeat_at_the_full_paths_addresses(fg):
         assert plan._torch_repeat(*(rep[:8] + (True,) + rep[9:])) is None  # advance: _call
     finally:
         fg.set_torch_stream(0)
+
+
+def test_mixed_rows_bound_call_has_two_branches_in_its_graph_and_under_a_capture(fg):
+    # device per-row parameters launch every kernel; the tile finalize and the histogram path
+    # serve disjoint rows: two branches after phase 1 (the graph's dependencies; under a capture
+    # the histogram and select passes go on a side stream, joined back by events)
+    torch = fg.torch
+    h = 0x7E000
+    fg.set_torch_stream(h)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
+          for k in CHAIN}  # (values the fake's kernels never read: the route is the device's)
+    x = _views(torch, 1)[0]
+    for _ in range(3):  # unbound, bound, the bound call as one graph
+        plan(x, seed=seed, position=pos, advance_position=True, check=False, **kw)
+    hit = next(iter(plan._binder._table.values()))
+    ex = hit._gx._exec.value
+    # phase 1, tile finalize, histogram pass, select pass, position advance
+    assert [fg.exec_deps(ex, j) for j in range(5)] == [[], [0], [0], [2], [1, 3]]
+    drv = fg.backend.runtime.drv
+    w0, r0 = drv.calls.get("cuStreamWaitEvent", 0), drv.calls.get("cuEventRecord", 0)
+    fg.set_capturing(h)
+    try:
+        l0 = fg.count("logged")
+        plan(x, seed=seed, position=pos, advance_position=True, check=False, **kw)
+        streams = [fg.launch_stream(l0 + k) for k in range(5)]
+    finally:
+        fg.set_capturing(h, False)
+    side = streams[2]
+    assert streams == [h, h, side, side, h] and side not in (0, h)
+    # the side stream waits for phase 1, the advance for the select pass, and the join
+    assert drv.calls["cuStreamWaitEvent"] - w0 == 3 and drv.calls["cuEventRecord"] - r0 == 3
+    # a chain (host scalars) stays one stream, one node after another
+    plan2 = rocsample.Sampler(ROWS, VOCAB, "float32")
+    for _ in range(3):
+        plan2(x, seed=seed, position=pos, check=False, **CHAIN)
+    hit2 = next(iter(plan2._binder._table.values()))
+    assert hit2._fork is None
+    assert [fg.exec_deps(hit2._gx._exec.value, j) for j in range(2)] == [[], [0]]
+    fg.set_torch_stream(0)

@@ -363,6 +363,16 @@ class FakeDriver:
         return 0, object()
 
     def cuEventRecord(self, ev, h):
+        self._n("cuEventRecord")
+        return (0,)
+
+    def cuStreamCreate(self, flags):
+        self._n("cuStreamCreate")
+        self._streams = getattr(self, "_streams", 0x5000) + 0x10
+        return 0, self._streams
+
+    def cuStreamWaitEvent(self, h, ev, flags):
+        self._n("cuStreamWaitEvent")
         return (0,)
 
     def cuEventQuery(self, ev):
@@ -379,10 +389,13 @@ class FakeDriver:
 
 
 def _vendor_class():
+    from rocsample.backends import cuda as _cuda_vendor
     from rocsample.backends.gpu import VendorBase
 
     class FakeVendor(VendorBase):
         name = "cuda"
+        # the cuda vendor's parameter passing (a packed buffer in ``extra``; driver.c reads both)
+        launch_buffer = _cuda_vendor.Vendor.launch_buffer
 
         def __init__(self, cuda, driver, lib) -> None:
             super().__init__(cuda, driver)
@@ -575,6 +588,15 @@ class FakeGpu:
 
     def launch_stream(self, k: int) -> int:
         return int(self.lib.fake_log_stream(k))
+
+    def exec_deps(self, exec_handle: int, node: int) -> list[int]:
+        """The nodes (by index in its graph) that node ``node`` of an instantiated kernel-node
+        graph depends on."""
+        self.lib.fake_exec_deps.restype = ctypes.c_long
+        self.lib.fake_exec_deps.argtypes = [ctypes.c_size_t, ctypes.c_int]
+        m = int(self.lib.fake_exec_deps(exec_handle, node))
+        assert m >= 0, f"no node {node} in exec {exec_handle:#x}"
+        return [i for i in range(32) if m >> i & 1]
 
     def set_capturing(self, handle: int, on: bool = True) -> None:
         self.lib.fake_set_capturing(handle, 1 if on else 0)

@@ -28,15 +28,33 @@ static int64_t *log_next(uintptr_t fn, void *stream) {
     return log_vals[slot];
 }
 
-static void copy_params(int64_t *to, uintptr_t fn, void **params) {
+/* A launch's parameters: by kernelParams (one pointer per parameter), or as one packed buffer
+ * in extra ({CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END}),
+ * logged as its 8-byte words (rocsample's array fields and int64 scalars are 8-aligned there,
+ * so an array's data address is the same word either way while no smaller scalar precedes it). */
+static void copy_params(int64_t *to, uintptr_t fn, void **params, void **extra) {
     int np = (int)(fn & 0xff);
-    for (int i = 0; i < np && i < MAXP; i++) to[i] = *(int64_t *)params[i];
+    if (params) {
+        for (int i = 0; i < np && i < MAXP; i++) to[i] = *(int64_t *)params[i];
+        return;
+    }
+    const char *buf = 0;
+    size_t size = 0;
+    for (int k = 0; extra && extra[k] && k < 8; k += 2) {
+        if ((uintptr_t)extra[k] == 1) buf = (const char *)extra[k + 1];
+        else if ((uintptr_t)extra[k] == 2) size = *(size_t *)extra[k + 1];
+    }
+    for (int i = 0; i < MAXP; i++) {
+        to[i] = 0;
+        if (buf && (size_t)(i + 1) * 8 <= size) to[i] = *(const int64_t *)(buf + 8 * i);
+    }
 }
 
 int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                 unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
-    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)extra;
-    copy_params(log_next((uintptr_t)f, stream), (uintptr_t)f, params);
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem;
+    if (!params && !extra) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    copy_params(log_next((uintptr_t)f, stream), (uintptr_t)f, params, extra);
     n_launch++;
     return 0;
 }
@@ -58,6 +76,8 @@ typedef struct {
 static uintptr_t g_func[MAXG][MAXN], x_func[MAXG][MAXN];
 static int64_t g_vals[MAXG][MAXN][MAXP], x_vals[MAXG][MAXN][MAXP];
 static int g_nodes[MAXG], x_nodes[MAXG], x_dead[MAXG];
+/* per node: a bit mask of the nodes of its graph it depends on */
+static unsigned g_deps[MAXG][MAXN], x_deps[MAXG][MAXN];
 static long n_g, n_x;
 /* A driver refusing kernel nodes: cuGraphAddKernelNode returns fail_add (> 0) for every node,
  * or (-1) CUDA_ERROR_INVALID_HANDLE for a node naming its kernel as func, as the H200's driver
@@ -76,14 +96,21 @@ int fake_graph_create(void **g, unsigned flags) {
 
 int fake_graph_add_kernel_node(void **node, void *g, void **deps, size_t ndeps, knp_t *p) {
     long gi = (long)((uintptr_t)g - GBASE);
-    (void)deps; (void)ndeps;
     if (fail_add > 0) return fail_add;
     if (fail_add < 0 && p->func) return 400;
     if (!node_kernel(p)) return 400;
     if (gi < 0 || gi >= n_g || g_nodes[gi] >= MAXN) return 400;
+    unsigned mask = 0;
+    for (size_t d = 0; d < ndeps; d++) {
+        long nd = (long)((uintptr_t)deps[d] - NBASE);
+        if (nd < gi * MAXN || nd >= gi * MAXN + g_nodes[gi]) return 400; /* not a node of g */
+        mask |= 1u << (nd % MAXN);
+    }
     int j = g_nodes[gi]++;
+    g_deps[gi][j] = mask;
     g_func[gi][j] = node_kernel(p);
-    copy_params(g_vals[gi][j], node_kernel(p), p->kernelParams);
+    if (!p->kernelParams && !p->extra) return 1;
+    copy_params(g_vals[gi][j], node_kernel(p), p->kernelParams, p->extra);
     *node = (void *)(uintptr_t)(NBASE + gi * MAXN + j);
     return 0;
 }
@@ -97,6 +124,7 @@ int fake_graph_instantiate(void **ex, void *g, unsigned long long flags) {
     x_dead[e] = 0;
     for (int j = 0; j < g_nodes[gi]; j++) {
         x_func[e][j] = g_func[gi][j];
+        x_deps[e][j] = g_deps[gi][j];
         for (int i = 0; i < MAXP; i++) x_vals[e][j][i] = g_vals[gi][j][i];
     }
     n_inst++;
@@ -109,7 +137,8 @@ int fake_graph_exec_set_params(void *ex, void *node, knp_t *p) {
     int j = (int)(nj % MAXN);
     if (e < 0 || e >= n_x || x_dead[e] || nj < 0 || j >= x_nodes[e]) return 400;
     if (node_kernel(p) != x_func[e][j]) return 1; /* the function cannot change */
-    copy_params(x_vals[e][j], node_kernel(p), p->kernelParams);
+    if (!p->kernelParams && !p->extra) return 1;
+    copy_params(x_vals[e][j], node_kernel(p), p->kernelParams, p->extra);
     n_setp++;
     return 0;
 }
@@ -164,5 +193,9 @@ long fake_count(int which) {
     return which >= 0 && which < 9 ? c[which] : -1;
 }
 uintptr_t fake_log_func(long k) { return log_func[k % LOG]; }
+long fake_exec_deps(uintptr_t ex, int j) {
+    long e = (long)(ex - XBASE);
+    return e >= 0 && e < n_x && j >= 0 && j < x_nodes[e] ? (long)x_deps[e][j] : -1;
+}
 uintptr_t fake_log_stream(long k) { return log_stream[k % LOG]; }
 int64_t fake_log_val(long k, int i) { return log_vals[k % LOG][i]; }
