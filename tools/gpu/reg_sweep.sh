@@ -4,12 +4,15 @@
 # setting gets its own numba cache (numba's does not key on the cap); all compile at once, then
 # time one after another.
 # Usage: SETS="none hist=64,select=64 ..." bash tools/gpu/reg_sweep.sh --minp --topp_alone ... [--shapes RxV,...]
+# VAR=NAME sweeps another environment knob the same way (the fifth session swept phase 1's loads
+# in flight, a knob since removed: no gain, docs/PERF_NOTES.md "Fifth session").
+VAR=${VAR:-ROCSAMPLE_MAX_REGISTERS}
 source tools/gpu/env.sh
 SETS=${SETS:-none hist=64,select=64 hist=48,select=48}
 i=0
 for s in $SETS; do
   v=$s; [ "$v" = none ] && v=
-  (ROCSAMPLE_MAX_REGISTERS=$v NUMBA_CACHE_DIR=/tmp/nc/$i timeout 300 python3 tools/gpu/kprofile.py "$@" \
+  (env "$VAR=$v" NUMBA_CACHE_DIR=/tmp/nc/$i timeout 300 python3 tools/gpu/kprofile.py "$@" \
      > /tmp/nc-warm-$i.log 2>&1 || { echo "warm-up of $s failed:"; tail -5 /tmp/nc-warm-$i.log; }) &
   i=$((i + 1))
 done
@@ -17,8 +20,8 @@ wait
 i=0
 for s in $SETS; do
   v=$s; [ "$v" = none ] && v=
-  echo "== caps: $s"
-  ROCSAMPLE_MAX_REGISTERS=$v NUMBA_CACHE_DIR=/tmp/nc/$i timeout 200 python3 tools/gpu/kprofile.py --graph "$@" 2>&1 \
+  echo "== $VAR: $s"
+  env "$VAR=$v" NUMBA_CACHE_DIR=/tmp/nc/$i timeout 200 python3 tools/gpu/kprofile.py --graph "$@" 2>&1 \
     | grep -E "GRAPH|Error" | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+), 'eager_us': ([0-9.]+).*/\1 us (eager \2)/" | head -80
   i=$((i + 1))
 done
