@@ -7,6 +7,8 @@ fields to build its launches; :class:`rocsample.Sampler` owns one plan.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from rocsample import _validate as V
@@ -14,7 +16,7 @@ from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 from rocsample.kernels import sampling_hist as KH
 
-__all__ = ["SamplingPlan", "choose_splits"]
+__all__ = ["SamplingPlan", "choose_splits", "draw_splits"]
 
 _BLOCK = 256
 _MAX_SPLITS = 1024
@@ -28,6 +30,13 @@ _BLOCKS_PER_CU = 8
 #: shapes (tools/gpu/split_sweep.py; BENCHMARKS.md): 1.05-1.36x faster at 64 x 32000, 64 x
 #: 151936 and 256 x 32000, unchanged elsewhere within 3%.
 _FILL_PER_CU_X2 = 5
+#: Blocks of phase 1's drawing variant a compute unit holds at once: 56 registers a thread (sm_90
+#: SASS, tools/sass_stats.py) at 256 threads leave room for 4 of 65536 registers, against 8 for
+#: the other variants (32 registers). Where the splits make that variant's grid more than one
+#: wave and less than 1.5 (a short second wave), routes that launch it (temperature-only rows,
+#: device parameter arrays) take one wave's splits instead (``SamplingPlan.splits_draw``; see
+#: :func:`draw_splits`). ``ROCSAMPLE_DRAW_BLOCKS_PER_CU`` overrides it (tools/gpu timings).
+_DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
 _MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
@@ -45,6 +54,19 @@ def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
     return int(max(1, min(wave, enough, most, _MAX_SPLITS)))
 
 
+def draw_splits(n_rows: int, splits: int, cus: int) -> int:
+    """Splits of a route launching phase 1's drawing variant: one wave's at its occupancy where
+    ``splits`` would make 1 to 1.5 waves of it, else ``splits``. On the H200 (graph-timed,
+    bench/results/nvidia-h200-8f7b4b6-draw-splits.txt): 64 x 151936, 640 blocks for 528 places,
+    8 splits against 10 made device parameters 41.6 -> 38.4 us and temperature 45.3 -> 44.3;
+    at 256 rows (1024 blocks: a nearly full second wave) one wave's splits were 3-7% slower."""
+    wave = _DRAW_BLOCKS_PER_CU * cus
+    blocks = splits * max(n_rows, 1)
+    if wave < blocks < wave * 3 // 2:
+        return max(1, min(splits, wave // max(n_rows, 1)))
+    return splits
+
+
 class SamplingPlan:
     """Shapes and scratch layout of a (n_rows, n_vocab, dtype) sampling call on one device.
 
@@ -54,6 +76,9 @@ class SamplingPlan:
         Threads per block of the split-grid kernels (a power of two, a wavefront multiple).
     splits, chunk : int
         Blocks per row and the logits each streams.
+    splits_draw, chunk_draw : int
+        The same for routes launching phase 1's drawing variant (fewer splits where its
+        occupancy would make two waves; the scratch is laid out for ``splits``).
     tpt, cap, fast_final_block : int
         Tile maxima per split, candidate capacity (tile finalize and histogram path), the tile
         finalize's block.
@@ -73,11 +98,15 @@ class SamplingPlan:
                    f"to {K.MAX_BLOCK}", b)
         self.block = b
         if splits is None:
-            s = choose_splits(n_rows, n_vocab, int(be.compute_units(device)), b)
+            cus = int(be.compute_units(device))
+            s = choose_splits(n_rows, n_vocab, cus, b)
+            sd = draw_splits(n_rows, s, cus)
         else:
-            s = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
+            s = sd = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
         self.splits = s
         self.chunk = -(-n_vocab // s)
+        self.splits_draw = sd
+        self.chunk_draw = -(-n_vocab // sd)
         # tiles per split so that a row has at most GMAX tile maxima (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
         # cost the finalize block more histogram work for no shorter gather)
         tpt = b

@@ -171,28 +171,31 @@ def after(r: Route, advance_position: bool):
 def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     """Phase 1, then the tile finalize, histogram and select passes the route asks for."""
     n, nv = plan.n_rows, plan.n_vocab
-    S, B = plan.splits, plan.block
+    B = plan.block
+    # one split count for every launch of the route (phase 1's per-split work is what the
+    # others read): the drawing variant's where the route launches it
+    S, chunk = (plan.splits_draw, plan.chunk_draw) if r.draw else (plan.splits, plan.chunk)
     w = o.w
     temp, topk, topp, minp = o.temperature, o.top_k, o.top_p, o.min_p
     # a plan without filters has no histograms: its rows never reach the code using them
     hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
     c1, c2, c3 = o.counts
     L.append((kn.fast.partials(r.draw, want_lp), (S, n), B,
-              (o.x, nv, plan.chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
+              (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status)))
     if r.tile:
         L.append((kn.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
-                  (o.x, nv, S, plan.chunk, plan.tpt, plan.cap, r.kcap, temp, topk, topp, minp,
+                  (o.x, nv, S, chunk, plan.tpt, plan.cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
     if r.hist:
         L.append((kn.hist._sample_hist_kernel, (S, n), B,
-                  (o.x, nv, plan.chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
+                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
                    plan.cap, c2, o.tokens, o.logprobs, o.status)))
     if r.select:
         L.append((kn.hist._sample_select_kernel, (S, n), B,
-                  (o.x, nv, plan.chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
+                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, r.kcap, w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap, c3,
                    o.tokens, o.logprobs, o.status)))

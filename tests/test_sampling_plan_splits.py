@@ -40,3 +40,52 @@ def test_more_rows_never_get_more_splits():
     for vocab in (32000, 151936, 262144):
         got = [choose_splits(r, vocab, H200, 256) for r in (1, 2, 8, 32, 64, 128, 256, 1024)]
         assert got == sorted(got, reverse=True), (vocab, got)
+
+
+@pytest.mark.parametrize("rows, vocab, want", [
+    (1, 151936, 148), (64, 32000, 5), (64, 151936, 8), (64, 262144, 16), (256, 151936, 4),
+    (256, 262144, 4), (8, 151936, 41),
+])
+def test_drawing_routes_drop_a_short_second_wave_only(rows, vocab, want):
+    # phase 1's drawing variant holds 4 blocks an SM: 64 x 10 = 640 blocks are 1.2 waves of 528
+    # (one wave's 8 splits instead); 1024 blocks (1.9 waves) keep theirs
+    from rocsample.sampling_plan import draw_splits
+
+    assert draw_splits(rows, choose_splits(rows, vocab, H200, 256), H200) == want
+
+
+@pytest.mark.parametrize("cus", [1, 20, 132])
+@pytest.mark.parametrize("rows", [1, 3, 64, 100, 256])
+@pytest.mark.parametrize("splits", [1, 2, 7, 10, 148])
+def test_draw_splits_never_exceed_the_plans(cus, rows, splits):
+    from rocsample.sampling_plan import draw_splits
+
+    assert 1 <= draw_splits(rows, splits, cus) <= splits
+
+
+def test_a_drawing_route_launches_every_kernel_with_its_splits():
+    # phase 1's per-split work is what the finalize and the histogram passes read: one split
+    # count and chunk for the whole route
+    from types import SimpleNamespace
+
+    from rocsample import sampling_router as R
+    from rocsample.sampling_plan import SamplingPlan
+
+    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
+    plan = SamplingPlan(be, 0, 64, 151936, "float32")
+    assert (plan.splits, plan.splits_draw) == (10, 8)
+    kn = SimpleNamespace(float=SimpleNamespace(
+        fast=SimpleNamespace(partials=lambda d, lp: "p", _sample_finalize_fast_kernel="f"),
+        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s")),
+        _advance_position_kernel="a")
+    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
+    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
+                     ("c1", "c2", "c3"))
+    for route, splits in ((R.Route(True, True, True, True), 8), (R.Route(tile=True), 10)):
+        for kernel, grid, _block, args in R.launches(plan, kn, route, ops):
+            if kernel == "a":
+                continue
+            if kernel == "f":
+                assert grid == 64 and args[2] == splits and args[3] == -(-151936 // splits)
+            else:
+                assert grid == (splits, 64) and args[2] == -(-151936 // splits)
