@@ -209,13 +209,19 @@ class Sampler:
             self._out_ptrs = tuple(be.array_span(a)[0] for a in self._outputs)
             # per-row counts of finished splits of the three split-grid kernels (phase 1, the
             # histogram and select passes: each one's last block per row goes on and brings
-            # the count back to 0): the plan's own, so nothing else writes them
-            self._row_done = be.as_array(np.zeros((3, n), np.int32), "row_done", self.stream)
+            # the count back to 0): the plan's own, so nothing else writes them. A plan whose
+            # drawing routes take fewer splits (SamplingPlan.splits_draw) has a second set for
+            # them: a count read modulo one split count only comes back to 0 after racing
+            # launches (SEMANTICS.md, "One plan, one queue") if no launch counts it modulo another
+            sets = 1 if self.plan.splits_draw == self.plan.splits else 2
+            self._row_done = be.as_array(np.zeros((3 * sets, n), np.int32), "row_done",
+                                         self.stream)
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
             # order (the first call then counted from whatever the allocation held)
             be.runtime.synchronize(self.stream)
-            self._counts = tuple(self._row_done[i] for i in range(3))
+            plain = tuple(self._row_done[i] for i in range(3))
+            self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)))
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host, st):
@@ -627,8 +633,10 @@ class Sampler:
                      tokens if fresh or tok_dev is not None else None,
                      logprobs if fresh and return_logprobs else None,
                      status if fresh else None]
-            call = self._binder.offer(key, be, st, L, slots, scratch=buf,
-                                      after=_router.after(route, ops.advance_position))
+            after = _router.after(route, ops.advance_position)
+            if after is not None and hasattr(be, "fork_streams"):
+                be.fork_streams(st)  # (made now, outside any capture: the binding call may not be)
+            call = self._binder.offer(key, be, st, L, slots, scratch=buf, after=after)
             if call is not None and call.lock is None:
                 pool = _pool(be)
                 lease = pool.lease(st, PURPOSE, buf)

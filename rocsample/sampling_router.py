@@ -73,7 +73,10 @@ class Operands:
     w: dict  # scratch views by name (SamplingPlan.layout)
     want_lp: bool
     advance_position: bool
-    counts: Any  # three int32 (n_rows,): the plan's per-row counts of finished splits
+    # the plan's per-row counts of finished splits: (three int32 (n_rows,) for the routes that
+    # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw``; the same
+    # arrays where the two counts are equal): each counter only ever sees one split count
+    counts: Any
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     temp, topk, topp, minp = o.temperature, o.top_k, o.top_p, o.min_p
     # a plan without filters has no histograms: its rows never reach the code using them
     hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
-    c1, c2, c3 = o.counts
+    c1, c2, c3 = o.counts[1 if r.draw else 0]
     L.append((kn.fast.partials(r.draw, want_lp), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,

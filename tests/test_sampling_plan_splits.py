@@ -80,8 +80,10 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
-                     ("c1", "c2", "c3"))
-    for route, splits in ((R.Route(True, True, True, True), 8), (R.Route(tile=True), 10)):
+                     (("c1", "c2", "c3"), ("d1", "d2", "d3")))
+    seen = {}  # counter -> the split counts launched with it
+    for route, splits in ((R.Route(True, True, True, True), 8), (R.Route(tile=True), 10),
+                          (R.Route(hist=True, select=True), 10), (R.Route(draw=True), 8)):
         for kernel, grid, _block, args in R.launches(plan, kn, route, ops):
             if kernel == "a":
                 continue
@@ -89,3 +91,8 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                 assert grid == 64 and args[2] == splits and args[3] == -(-151936 // splits)
             else:
                 assert grid == (splits, 64) and args[2] == -(-151936 // splits)
+                seen.setdefault(next(a for a in args if a in ("c1", "c2", "c3", "d1", "d2",
+                                                               "d3")), set()).add(grid[0])
+    # each counter counts finished splits modulo one split count only (after racing launches it
+    # comes back to 0 only then: tests/regress/test_row_counters_shared_by_two_split_counts.py)
+    assert seen and all(len(v) == 1 for v in seen.values()), seen

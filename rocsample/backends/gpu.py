@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ._driver import DriverRuntime
+from ._driver import DriverError, DriverRuntime
 from .numba_arrays import NumbaBackend
 
 #: events of a stream's forked launches (one per launch of a bound call, and the join)
@@ -336,30 +336,44 @@ class GpuBackend(NumbaBackend):
     #: streams with a side stream for forked launches (made once per (device, stream), kept)
     _FORK_MAX = 32
 
+    def fork_streams(self, stream):
+        """(side stream handle, events) for ``stream``'s forked launches (:meth:`forked`), made
+        at the first request while no capture is open on its device (a Sampler asks at a call
+        whose route has branches, before it binds: binding may happen inside a capture) and
+        kept. None for the legacy default stream (never captured: no fork needed), while a
+        capture is open and none was made yet, past ``_FORK_MAX`` streams, or where the driver
+        refuses a stream or an event (the launches then stay one chain)."""
+        key = (stream.device, int(stream.handle or 0))
+        got = self._forks.get(key)
+        if got is not None or key[1] == 0:
+            return got
+        from ..scratch import get_pool
+
+        if get_pool(self)._release_blocked(stream.device) or len(self._forks) >= self._FORK_MAX:
+            return None
+        rt = self.runtime
+        try:
+            with rt._context(stream.device):
+                side = int(rt.call("cuStreamCreate", 1))  # CU_STREAM_NON_BLOCKING
+                evs = [rt.call("cuEventCreate", 2) for _ in range(_FORK_EVENTS)]  # no timing
+        except (DriverError, AttributeError, TypeError):
+            return None
+        got = self._forks[key] = (side, evs)
+        return got
+
     def forked(self, bounds, after, stream):
         """A callable launching ``bounds`` (:class:`DriverBound` on ``stream``) as ``after``
         says (per launch (lane, the launches it follows)): lane 1's on a side stream of
         ``stream``'s own, events where a launch follows one of the other lane, and the side
         stream joined back at the end. Under a stream capture the two lanes become parallel
         branches of the captured graph (their rows are disjoint). None where ``after`` is a chain,
-        a launch is not a driver launch, an open capture on the device forbids making the side
-        stream now, or too many streams have one."""
+        a launch is not a driver launch, or :meth:`fork_streams` has no side stream."""
         if after is None or any(getattr(b, "native", None) is None for b in bounds):
             return None
-        from ..scratch import get_pool
-
-        rt = self.runtime
-        key = (stream.device, int(stream.handle or 0))
-        got = self._forks.get(key)
+        got = self.fork_streams(stream)
         if got is None:
-            if get_pool(self)._release_blocked(stream.device) or key[1] == 0:
-                return None  # (the legacy default stream is never captured: no fork needed)
-            if len(self._forks) >= self._FORK_MAX:
-                return None
-            with rt._context(stream.device):
-                side = int(rt.call("cuStreamCreate", 1))  # CU_STREAM_NON_BLOCKING
-                evs = [rt.call("cuEventCreate", 2) for _ in range(_FORK_EVENTS)]  # no timing
-            got = self._forks[key] = (side, evs)
+            return None
+        rt = self.runtime
         side, evs = got
         if len(bounds) >= len(evs):
             return None

@@ -549,3 +549,63 @@ def test_mixed_rows_bound_call_has_two_branches_in_its_graph_and_under_a_capture
     assert hit2._fork is None
     assert [fg.exec_deps(hit2._gx._exec.value, j) for j in range(2)] == [[], [0]]
     fg.set_torch_stream(0)
+
+
+def test_mixed_rows_bound_inside_a_capture_still_branch(fg):
+    # the usual decode pattern: one call to warm the plan, then the capture, so the call that
+    # binds (the second) runs inside it; the side stream was made at the first call
+    torch = fg.torch
+    h = 0x7F000
+    fg.set_torch_stream(h)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
+          for k in CHAIN}
+    x = _views(torch, 1)[0]
+    drv = fg.backend.runtime.drv
+    plan(x, seed=seed, position=pos, check=False, **kw)  # outside the capture
+    made = drv.calls.get("cuStreamCreate", 0)
+    fg.set_capturing(h)
+    try:
+        l0 = fg.count("logged")
+        plan(x, seed=seed, position=pos, check=False, **kw)  # binds, inside the capture
+        hit = next(iter(plan._binder._table.values()))
+        assert hit._fork is not None
+        plan(x, seed=seed, position=pos, check=False, **kw)  # the bound call, forked
+        streams = [fg.launch_stream(fg.count("logged") - 4 + k) for k in range(4)]
+    finally:
+        fg.set_capturing(h, False)
+    assert l0 and streams[:2] == [h, h] and streams[2] == streams[3] != h
+    assert drv.calls.get("cuStreamCreate", 0) == made  # nothing made inside the capture
+    fg.set_torch_stream(0)
+
+
+def test_a_driver_refusing_the_side_stream_keeps_one_chain(fg, monkeypatch):
+    torch = fg.torch
+    h = 0x7F800
+    fg.set_torch_stream(h)
+    drv = fg.backend.runtime.drv
+
+    def refuse(flags):
+        return (1,)  # CUDA_ERROR_INVALID_VALUE
+
+    monkeypatch.setattr(drv, "cuStreamCreate", refuse)
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
+          for k in CHAIN}
+    x = _views(torch, 1)[0]
+    for _ in range(3):
+        plan(x, seed=seed, position=pos, check=False, **kw)
+    hit = next(iter(plan._binder._table.values()))
+    assert hit._fork is None  # the call went on, its launches one chain under a capture
+    fg.set_capturing(h)
+    try:
+        l0 = fg.count("logged")
+        plan(x, seed=seed, position=pos, check=False, **kw)
+        assert {fg.launch_stream(l0 + k) for k in range(4)} == {h}
+    finally:
+        fg.set_capturing(h, False)
+    fg.set_torch_stream(0)
