@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from ._driver import DriverError, DriverRuntime
 from .numba_arrays import NumbaBackend
 
@@ -527,8 +529,13 @@ def _dim3(d) -> tuple[int, int, int]:
 
 
 def _as_ctype(v):
+    """A packed parameter value as a ctypes object of its own size: the buffer's layout (one
+    value after another at its alignment) must be the kernel's."""
     if isinstance(v, ctypes._SimpleCData):
         return v
     if isinstance(v, bool):
         return ctypes.c_bool(v)
+    dt = getattr(v, "dtype", None)
+    if dt is not None and getattr(v, "ndim", None) == 0:  # a NumPy scalar: its own width
+        return np.ctypeslib.as_ctypes_type(dt)(v.item())
     return ctypes.c_int64(int(v))  # meminfo, parent, sizes, pointers, shapes, strides: intptr

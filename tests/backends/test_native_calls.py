@@ -68,3 +68,19 @@ def test_missing_query_symbols_fall_back_to_the_bindings(native, queries):
 def test_each_vendor_names_its_stream_queries():
     assert cudamod.Vendor.queries == ("cuStreamIsCapturing", "cuStreamGetDevice")
     assert hipmod.Vendor.queries == ("hipStreamIsCapturing", "hipStreamGetDevice")
+
+
+def test_packed_parameters_keep_each_scalar_at_its_own_width():
+    # bound launches pass one buffer in the kernel's parameter layout (each value at its natural
+    # alignment): a NumPy scalar widened to 8 bytes would shift every parameter after it
+    import ctypes
+
+    import numpy as np
+
+    from rocsample.backends.gpu import _as_ctype
+
+    for v, size in ((np.bool_(True), 1), (True, 1), (np.int32(-5), 4), (np.float32(1.5), 4),
+                    (np.uint64(7), 8), (3, 8), (ctypes.c_float(2.0), 4)):
+        c = _as_ctype(v)
+        assert ctypes.sizeof(c) == size and c.value == (v.value if isinstance(v, ctypes.c_float)
+                                                         else v.item() if hasattr(v, "item") else v)
