@@ -509,19 +509,22 @@ def test_int_seed_and_position_repeat_at_the_full_paths_addresses(fg):
         fg.set_torch_stream(0)
 
 
+def _dev_params_plan(fg, handle):
+    """``_plan_on``'s, with the chain's parameters as per-row device tensors (values the fake's
+    kernels never read: the route is decided on the device, so every kernel is launched) and
+    logits: (torch, plan, seed, position, parameters, logits)."""
+    torch, plan, seed, pos = _plan_on(fg, handle)
+    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
+          for k in CHAIN}
+    return torch, plan, seed, pos, kw, _views(torch, 1)[0]
+
+
 def test_mixed_rows_bound_call_has_two_branches_in_its_graph_and_under_a_capture(fg):
     # device per-row parameters launch every kernel; the tile finalize and the histogram path
     # serve disjoint rows: two branches after phase 1 (the graph's dependencies; under a capture
     # the histogram and select passes go on a side stream, joined back by events)
-    torch = fg.torch
     h = 0x7E000
-    fg.set_torch_stream(h)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
-    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
-          for k in CHAIN}  # (values the fake's kernels never read: the route is the device's)
-    x = _views(torch, 1)[0]
+    torch, plan, seed, pos, kw, x = _dev_params_plan(fg, h)
     for _ in range(3):  # unbound, bound, the bound call as one graph
         plan(x, seed=seed, position=pos, advance_position=True, check=False, **kw)
     hit = next(iter(plan._binder._table.values()))
@@ -554,15 +557,8 @@ def test_mixed_rows_bound_call_has_two_branches_in_its_graph_and_under_a_capture
 def test_mixed_rows_bound_inside_a_capture_still_branch(fg):
     # the usual decode pattern: one call to warm the plan, then the capture, so the call that
     # binds (the second) runs inside it; the side stream was made at the first call
-    torch = fg.torch
     h = 0x7F000
-    fg.set_torch_stream(h)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
-    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
-          for k in CHAIN}
-    x = _views(torch, 1)[0]
+    torch, plan, seed, pos, kw, x = _dev_params_plan(fg, h)
     drv = fg.backend.runtime.drv
     plan(x, seed=seed, position=pos, check=False, **kw)  # outside the capture
     made = drv.calls.get("cuStreamCreate", 0)
@@ -582,21 +578,14 @@ def test_mixed_rows_bound_inside_a_capture_still_branch(fg):
 
 
 def test_a_driver_refusing_the_side_stream_keeps_one_chain(fg, monkeypatch):
-    torch = fg.torch
     h = 0x7F800
-    fg.set_torch_stream(h)
     drv = fg.backend.runtime.drv
 
     def refuse(flags):
         return (1,)  # CUDA_ERROR_INVALID_VALUE
 
     monkeypatch.setattr(drv, "cuStreamCreate", refuse)
-    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
-    seed = torch.zeros(ROWS, dtype=torch.int64)
-    pos = torch.zeros(ROWS, dtype=torch.int64)
-    kw = {k: torch.zeros(ROWS, dtype=torch.int64 if k == "top_k" else torch.float32)
-          for k in CHAIN}
-    x = _views(torch, 1)[0]
+    torch, plan, seed, pos, kw, x = _dev_params_plan(fg, h)
     for _ in range(3):
         plan(x, seed=seed, position=pos, check=False, **kw)
     hit = next(iter(plan._binder._table.values()))
