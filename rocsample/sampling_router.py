@@ -83,7 +83,8 @@ class Operands:
 class Route:
     """What a call launches: phase 1 (``draw``: its variant for unfiltered rows), and the tile
     finalize (``tile``), the histogram pass (``hist``) and the select pass (``select``) as some
-    row needs them, with ``kcap`` the tile path's top_k limit."""
+    row needs them, with ``kcap`` the tile path's top_k limit; ``dev``: the rows decide their
+    modes on the device (a parameter given as a device array)."""
 
     draw: bool = False
     tile: bool = False
@@ -91,6 +92,7 @@ class Route:
     select: bool = False
     kcap: int = KF.KCAP
     vllm: bool = False
+    dev: bool = False
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -114,7 +116,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     kcap = int(min(TILE_KMAX, KF.KCAP))
     m = modes(plan, host)
     if m is None:
-        return Route(True, True, True, True, kcap, vllm)
+        return Route(True, True, True, True, kcap, vllm, dev=True)
     select = bool((m == KF.MODE_HIST).any())
     return Route(draw=bool((m == KF.MODE_RACE).any()), tile=bool((m == KF.MODE_TILE).any()),
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
@@ -183,7 +185,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # a plan without filters has no histograms: its rows never reach the code using them
     hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
     c1, c2, c3 = o.counts[1 if r.draw else 0]
-    L.append((kn.fast.partials(r.draw, want_lp), (S, n), B,
+    L.append((kn.fast.partials(r.draw, want_lp, r.dev), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status)))

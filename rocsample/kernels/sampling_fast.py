@@ -87,6 +87,12 @@ MAX_BLOCK = 512
 #: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
 #: (``rocsample.kernels.register_cap``).
 PARTIALS_MAX_REGISTERS = (None, None)
+#: The same for the drawing variant launched with device parameter arrays (rows deciding their
+#: mode on the device, most of them filtered ones on the strided loop, whose occupancy the quad
+#: loop's 56 registers set): None, the drawing variant itself. A knob for a sweep
+#: (``ROCSAMPLE_MAX_REGISTERS="partials_dev=32"``, tools/gpu/reg_sweep.sh; docs/PERF_NOTES.md,
+#: "Fifth session"), unmeasured so far.
+PARTIALS_DEV_MAX_REGISTERS = None
 #: Candidates ranked by counting (above: a bitonic sort).
 RANK_MAX = 256
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
@@ -442,7 +448,7 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
-    def _partials(DRAW, LP):
+    def _partials(DRAW, LP, FAMILY=None, CAP=None):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -505,8 +511,9 @@ def make(cuda, load, h):
                 bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
             return bv, bi, bg, bgi, lm, ls
 
-        @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "partials_draw" if DRAW else "partials",
-                                                  PARTIALS_MAX_REGISTERS[DRAW]))
+        @cuda.jit(cache=JIT_CACHE, **register_cap(
+            cuda, FAMILY or ("partials_draw" if DRAW else "partials"),
+            CAP if FAMILY else PARTIALS_MAX_REGISTERS[DRAW]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
                                          status):
@@ -706,11 +713,19 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp):
+    def partials(draw, lp, dev=False):
+        # dev: launched with device parameter arrays; its own variant only where a register cap
+        # is set for it (PARTIALS_DEV_MAX_REGISTERS, or ``partials_dev`` in the environment)
         key = (bool(draw), bool(lp))
+        if dev and draw and register_cap(cuda, "partials_dev", PARTIALS_DEV_MAX_REGISTERS):
+            key += (True,)
         kern = variants.get(key)
         if kern is None:
-            kern = variants[key] = _partials(*key)
+            if len(key) == 3:
+                kern = _partials(True, key[1], "partials_dev", PARTIALS_DEV_MAX_REGISTERS)
+            else:
+                kern = _partials(*key)
+            variants[key] = kern
         return kern
 
     # --- block-wide helpers (every thread of the block must call them) ----------------------

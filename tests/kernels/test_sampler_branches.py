@@ -88,3 +88,19 @@ def test_after_is_none_for_a_chain_and_names_both_lanes_otherwise():
                                                                (1, (2,)))
     assert R.after(R.Route(True, True, True, False), True) == ((0, ()), (0, (0,)), (1, (0,)),
                                                                (0, (1, 2)))
+
+
+def test_device_parameter_launches_take_the_drawing_variant_unless_a_cap_is_set(backend):
+    # (``partials_dev``: a register cap for a sweep, unset by default: the same kernel object)
+    import os
+
+    if not backend.is_device:
+        pytest.skip("kernels: a device backend (sim emulates one)")
+    if "partials_dev" in os.environ.get("ROCSAMPLE_MAX_REGISTERS", ""):
+        pytest.skip("a partials_dev cap is set for a sweep")
+    plan = rocsample.Sampler(2, 64, "float32")
+    fast = plan._ns.float.fast
+    for lp in (False, True):
+        assert fast.partials(True, lp, True) is fast.partials(True, lp)
+    route = R.route(plan.plan, R.Host(None, None, None, None))
+    assert route.dev and route.draw
