@@ -511,7 +511,9 @@ def make(cuda, load, h):
                 bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
             return bv, bi, bg, bgi, lm, ls
 
-        @cuda.jit(cache=JIT_CACHE, **register_cap(
+        # (a FAMILY variant is not cached on disk: numba's cache keys neither the cap nor
+        # FAMILY, so it would share the drawing variant's entry)
+        @cuda.jit(cache=JIT_CACHE and FAMILY is None, **register_cap(
             cuda, FAMILY or ("partials_draw" if DRAW else "partials"),
             CAP if FAMILY else PARTIALS_MAX_REGISTERS[DRAW]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
@@ -712,20 +714,18 @@ def make(cuda, load, h):
         return _sample_partials_fast_kernel
 
     variants = {}
+    # the drawing variant of device-parameter launches is a kernel of its own only where a
+    # register cap is set for it (PARTIALS_DEV_MAX_REGISTERS, or ``partials_dev`` in the
+    # environment), read once here
+    dev_family = ("partials_dev" if register_cap(cuda, "partials_dev", PARTIALS_DEV_MAX_REGISTERS)
+                  else None)
 
     def partials(draw, lp, dev=False):
-        # dev: launched with device parameter arrays; its own variant only where a register cap
-        # is set for it (PARTIALS_DEV_MAX_REGISTERS, or ``partials_dev`` in the environment)
-        key = (bool(draw), bool(lp))
-        if dev and draw and register_cap(cuda, "partials_dev", PARTIALS_DEV_MAX_REGISTERS):
-            key += (True,)
+        family = dev_family if dev and draw else None
+        key = (bool(draw), bool(lp), family)
         kern = variants.get(key)
         if kern is None:
-            if len(key) == 3:
-                kern = _partials(True, key[1], "partials_dev", PARTIALS_DEV_MAX_REGISTERS)
-            else:
-                kern = _partials(*key)
-            variants[key] = kern
+            kern = variants[key] = _partials(key[0], key[1], family, PARTIALS_DEV_MAX_REGISTERS)
         return kern
 
     # --- block-wide helpers (every thread of the block must call them) ----------------------
