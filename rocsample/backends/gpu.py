@@ -309,7 +309,10 @@ class GpuBackend(NumbaBackend):
             for k, b in enumerate(bounds):
                 c = b.native[1]  # (func, grid x3, block x3, shared bytes, stream, params, extra)
                 node = vp()
-                follows = (k - 1,) if after is None and k else () if after is None else after[k][1]
+                if after is not None:
+                    follows = after[k][1]
+                else:
+                    follows = (k - 1,) if k else ()
                 dep = (vp * len(follows))(*[nodes[d].value for d in follows]) if follows else None
                 errs = []
                 for way in list(ways):
