@@ -14,6 +14,13 @@ Arithmetic notes (why the casts):
   device. The simulator evaluates ``math.log`` in float64 and rounds, which is the correctly
   rounded float32 log; NumPy's float32 log and CUDA's ``logf`` (<= 1 ulp) can differ from it by
   one ulp. The reference's Gumbel near-tie margin (``GUMBEL_MARGIN``) covers that.
+* ``gumbel_fast`` is a *bound*, not a definition: the hardware's approximate log2 (numba-cuda's
+  fastmath ``log2``: ``lg2.approx.f32``, one MUFU instruction) where ``-log(u)`` is well
+  conditioned, a five-term series of ``-log1p(-d)`` (d = 1 - u, exact) where it is not. It is
+  within ``GUMBEL_FAST_ERR`` of ``gumbel(uniform(x))`` for every 32-bit word x (checked for all
+  2**23 uniforms on the device: tests/kernels/test_sampling_philox.py), and the kernels use it
+  only to decide which tokens could win; every winner's score is recomputed with ``gumbel``.
+  Elsewhere than numba-cuda (the simulator, numba-hip) its logs are the exact ones.
 """
 
 from __future__ import annotations
@@ -39,6 +46,27 @@ _U3 = np.uint64(3)
 _F1 = np.float32(1.0)
 _F2 = np.float32(2.0)
 _FSTEP = np.float32(2.0 ** -24)
+#: |gumbel_fast(x) - gumbel(uniform(x))| is at most this for every word x (a bound with room:
+#: the device test asserts half of it over all 2**23 uniforms).
+GUMBEL_FAST_ERR = 2.0 ** -14
+#: Below this d = 1 - u, -log(u) is the series d + d^2/2 + ... + d^5/5 (truncation < 2e-7
+#: relative); above it the approximate log2 (absolute error ~2**-22, relative < 3e-6 there).
+_D_SERIES = np.float32(1.0 / 16.0)
+_LN2 = np.float32(math.log(2.0))
+_C2 = np.float32(1.0 / 2.0)
+_C3 = np.float32(1.0 / 3.0)
+_C4 = np.float32(1.0 / 4.0)
+_C5 = np.float32(1.0 / 5.0)
+#: gumbel_cap's 127 * log 2, with room over -log(d) for the float32 roundings of the noise
+_CAP_BASE = np.float32(127.0 * math.log(2.0) + 2.0 ** -10)
+
+
+def fast_math(cuda) -> dict:
+    """``cuda.jit`` options for the approximate logs of ``gumbel_fast``: ``fastmath`` on numba-cuda
+    (its float32 ``log2`` becomes ``lg2.approx.f32``), nothing elsewhere (exact logs)."""
+    if getattr(cuda.jit, "__module__", "") == "numba.cuda.decorators":
+        return {"fastmath": True}
+    return {}
 
 
 def build(cuda):
@@ -53,7 +81,11 @@ def build(cuda):
         the Philox word of token ``index`` (SPEC §2: word ``index mod 4`` of the call at counter
         ``(index div 4, 0, position low, position high)``); ``token_gumbel(seed, position,
         index)`` its Gumbel noise; ``quad_gumbel(seed, position, c)`` the noises of the four
-        tokens ``4c .. 4c + 3`` from one Philox call (a 4-tuple of float32).
+        tokens ``4c .. 4c + 3`` from one Philox call (a 4-tuple of float32);
+        ``gumbel_fast(x)`` the cheap bound of ``gumbel(uniform(x))`` (module notes),
+        ``gumbel_fast_ud(u, d)`` the same from the uniform u and d = 1 - u; ``gumbel_cap(d)`` an upper bound of
+        the noise from d = 1 - u by integer operations alone, and ``quad_words(seed, position,
+        c)`` the four raw words of quad c.
     """
     from types import SimpleNamespace
 
@@ -135,6 +167,35 @@ def build(cuda):
         return (gumbel(uniform(x0)), gumbel(uniform(x1)), gumbel(uniform(x2)),
                 gumbel(uniform(x3)))
 
+    @cuda.jit(device=True, cache=JIT_CACHE, **fast_math(cuda))
+    def _log2_fast(x):
+        return np.float32(math.log2(x))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def gumbel_fast_ud(u, d):
+        # gumbel_fast of the uniform u, given d = 1 - u (exact: both are multiples of 2**-24)
+        if d < _D_SERIES:
+            e = d * (_F1 + d * (_C2 + d * (_C3 + d * (_C4 + d * _C5))))
+        else:
+            e = -_log2_fast(u) * _LN2
+        return -_log2_fast(e) * _LN2
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def gumbel_fast(x0):
+        u = uniform(x0)
+        return gumbel_fast_ud(u, _F1 - u)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def gumbel_cap(d):
+        # An upper bound of gumbel(u) (and of gumbel_fast) from d = 1 - u alone, by integer
+        # operations: -log(-log u) <= -log(d) (as -log u >= d) < (127 - d's biased exponent) *
+        # log 2, plus room for the float32 roundings of both.
+        t = cuda.local.array(1, np.float32)
+        t[0] = d
+        e = np.float32(np.uint32(t.view(np.uint32)[0]) >> np.uint32(23))
+        return _CAP_BASE - e * _LN2
+
     return SimpleNamespace(philox4x32_10=philox4x32_10, philox_x0=philox_x0, uniform=uniform,
                            gumbel=gumbel, token_word=token_word, token_gumbel=token_gumbel,
-                           quad_gumbel=quad_gumbel)
+                           quad_gumbel=quad_gumbel, gumbel_fast=gumbel_fast, quad_words=_quad_words,
+                           gumbel_fast_ud=gumbel_fast_ud, gumbel_cap=gumbel_cap)

@@ -88,7 +88,9 @@ def build(cuda):
     ph = _philox.build(cuda)
     # numba types closure *functions*, not attribute lookups on a namespace: bind it here.
     token_gumbel = ph.token_gumbel
-    atomic_add = _atomics.build(cuda).add
+    _at = _atomics.build(cuda)
+    atomic_add = _at.add
+    atomic_max = _at.max
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def f32_bits(f):
@@ -152,9 +154,12 @@ def build(cuda):
 
     def make(load):
         hs = SimpleNamespace(is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
-                             quad_gumbel=ph.quad_gumbel, merge_max=merge_max, bits_f32=bits_f32,
+                             quad_gumbel=ph.quad_gumbel, quad_words=ph.quad_words,
+                             uniform=ph.uniform, gumbel_fast_ud=ph.gumbel_fast_ud,
+                             gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
                              lse_add32=lse_add32, lse_merge32=lse_merge32,
-                             lse_merge64=lse_merge64, atomic_add=atomic_add)
+                             lse_merge64=lse_merge64, atomic_add=atomic_add,
+                             atomic_max=atomic_max)
         fast = _fast.make(cuda, load, hs)
         return SimpleNamespace(fast=fast, hist=_hist.make(cuda, load, hs, fast.helpers))
 

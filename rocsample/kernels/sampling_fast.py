@@ -65,11 +65,13 @@ comparison or an integer sum, so tokens do not depend on split count, tile count
 from __future__ import annotations
 
 import math
+import os
 from types import SimpleNamespace
 
 import numpy as np
 
 from rocsample.kernels import JIT_CACHE, register_cap
+from rocsample.kernels import philox as _ph
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
 KCAP = 256
@@ -85,14 +87,28 @@ TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
 #: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
-#: (``rocsample.kernels.register_cap``).
+#: (``rocsample.kernels.register_cap``). The drawing variants' fast pass (DRAW_FAST) holds 62
+#: registers, 72 with logprobs: at 64 (no spill in sm_90 SASS) both keep 4 blocks of 256 an SM.
 PARTIALS_MAX_REGISTERS = (None, None)
-#: The same for the drawing variant launched with device parameter arrays (rows deciding their
-#: mode on the device, most of them filtered ones on the strided loop, whose occupancy the quad
-#: loop's 56 registers set): None, the drawing variant itself. A knob for a sweep
-#: (``ROCSAMPLE_MAX_REGISTERS="partials_dev=32"``, tools/gpu/reg_sweep.sh; docs/PERF_NOTES.md,
-#: "Fifth session"), unmeasured so far.
-PARTIALS_DEV_MAX_REGISTERS = None
+#: Temperature-only rows draw by a bound first (``rocsample.kernels.philox.gumbel_fast``): each
+#: thread keeps its three best approximate scores and recomputes only the two best exactly,
+#: unless the third is within the bound of the first (then it draws its quads again exactly).
+#: ``ROCSAMPLE_DRAW_FAST=0`` draws every token exactly (the tokens are the same either way).
+DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
+#: Fewest quads a thread takes the fast pass for (fewer: the exact draw, whose finish is
+#: shorter): on the H200 the fast pass was 1.2-1.7 us slower at 1 x 32000, 8 x 32000 and
+#: 1 x 151936 (1-5 quads a thread), 0.8 us faster at 64 x 32000 (6), 9-77 us faster from
+#: 64 x 151936 on (15 and more).
+FAST_MIN_QUADS = 6
+#: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
+DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
+#: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
+#: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
+#: room to spare.
+_EPS_ABS = np.float32(_ph.GUMBEL_FAST_ERR)
+_EPS_REL = np.float32(2.0 ** -20)
+#: publish_bound's int32 order key of -inf (bits 0xff800000 with the low 31 bits flipped)
+_LB_NONE = np.int32(-2139095041)
 #: Candidates ranked by counting (above: a bitonic sort).
 RANK_MAX = 256
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
@@ -199,7 +215,8 @@ def make(cuda, load, h):
     load : device function ``load(x, row, i) -> float32``
     h : namespace
         Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``, ``quad_gumbel``,
-        ``merge_max``, ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``,
+        ``quad_words``, ``uniform``, ``gumbel_fast_ud``, ``gumbel_cap``, ``merge_max``,
+        ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``, ``atomic_max``,
         ``atomic_add`` (rocsample.kernels.atomics).
 
     Returns
@@ -212,6 +229,11 @@ def make(cuda, load, h):
     order_key = h.order_key
     token_gumbel = h.token_gumbel
     quad_gumbel = h.quad_gumbel
+    quad_words = h.quad_words
+    uniform = h.uniform
+    gumbel_fast_ud = h.gumbel_fast_ud
+    gumbel_cap = h.gumbel_cap
+    atomic_max = h.atomic_max
     merge_max = h.merge_max
     bits_f32 = h.bits_f32
     lse_add32 = h.lse_add32
@@ -448,16 +470,17 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
-    def _partials(DRAW, LP, FAMILY=None, CAP=None):
+    def _partials(DRAW, LP):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
         # the tile maxima describe), UNROLL tokens per thread per round.
         UNROLL = 8
-        QU = 2            # quads per thread per round (8 loads in flight, as the strided loop)
+        QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
+        FAST = DRAW_FAST
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -511,11 +534,110 @@ def make(cuda, load, h):
                 bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
             return bv, bi, bg, bgi, lm, ls
 
-        # (a FAMILY variant is not cached on disk: numba's cache keys neither the cap nor
-        # FAMILY, so it would share the drawing variant's entry)
-        @cuda.jit(cache=JIT_CACHE and FAMILY is None, **register_cap(
-            cuda, FAMILY or ("partials_draw" if DRAW else "partials"),
-            CAP if FAMILY else PARTIALS_MAX_REGISTERS[DRAW]))
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_fast(v, x, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls):
+            # One token of a drawing row on the fast pass (x: its Philox word): the maximum (and
+            # the LP pair) as in fold_draw; then, unless even the noise's cap (gumbel_cap) leaves
+            # its score below lb (a lower bound of the block's best exact score, so the token
+            # cannot win), its approximate score float32(v * inv_t) + gumbel_fast into the
+            # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens, int32). A score that is
+            # not finite (an overflowed scaled logit) sets a3 to NaN: nothing is kept after it
+            # and the thread draws again exactly (fast_settled).
+            if v > _F32_NINF and v < _F32_INF:
+                if v > bv:
+                    bv = v
+                    bi = j
+                s = np.float32(v * inv_t)
+                u = uniform(x)
+                d = _F32_1 - u
+                if not s + gumbel_cap(d) < lb:
+                    a = s + gumbel_fast_ud(u, d)
+                    if a > a3:
+                        if not a < _F32_INF:
+                            a3 = _F32_NAN
+                        elif a > a2:
+                            a3 = a2
+                            if a > a1:
+                                a2 = a1
+                                i2 = i1
+                                a1 = a
+                                i1 = np.int32(j)
+                            else:
+                                a2 = a
+                                i2 = np.int32(j)
+                        else:
+                            a3 = a
+                    elif not a > _F32_NINF:
+                        a3 = _F32_NAN
+                if LP:
+                    lm, ls = lse_add32(lm, ls, v)
+            return bv, bi, a1, i1, a2, i2, a3, lm, ls
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def publish_bound(sm_lb, a1, lb):
+            # The block's lower bound of its best exact score, raised by this thread's best
+            # approximate score less twice its error (exact(i1) >= a1 - eps, with room for the
+            # roundings of the tests against it), through an int32 order key in shared memory
+            # (a stale read is still a lower bound); returns the bound this thread now knows.
+            if not a1 > _F32_NINF:
+                return lb
+            lo = a1 - np.float32(2.0) * (_EPS_ABS + abs(a1) * _EPS_REL)
+            t = cuda.local.array(1, np.float32)
+            t[0] = lo
+            b = np.int64(t.view(np.int32)[0])
+            k = np.int32(b ^ ((b >> np.int64(31)) & np.int64(0x7FFFFFFF)))
+            kk = np.int64(max(np.int32(atomic_max(sm_lb, 0, k)), k))
+            w = cuda.local.array(1, np.int32)
+            w[0] = np.int32(kk ^ ((kk >> np.int64(31)) & np.int64(0x7FFFFFFF)))
+            return w.view(np.float32)[0]
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fast_settled(a1, a3):
+            # Whether the fast pass's winner is among i1, i2: every other token's exact score
+            # is at most a3 + eps (its approximation is at most a3, and a + eps(a) grows with a),
+            # below i1's, at least a1 - eps. No third token (a3 = -inf): settled; a3 NaN (a
+            # score that was not finite): not.
+            if a3 == _F32_NINF:
+                return True
+            return a3 + (_EPS_ABS + abs(a3) * _EPS_REL) < a1 - (_EPS_ABS + abs(a1) * _EPS_REL)
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_exact(xr, t, n, inv_t, sd, ps, bg, bgi):
+            # Token t's exact score (token_gumbel) folded into (bg, bgi) as fold_draw does; t = n:
+            # none.
+            if t < n:
+                g = np.float32(load(xr, 0, t) * inv_t) + token_gumbel(sd, ps, t)
+                if not g <= bg:
+                    bg = g
+                    bgi = t
+            return bg, bgi
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def draw_exact(xr, c, qb, bs1, inv_t, sd, ps, bg, bgi):
+            # The exact draw over the whole quads c, c + bs1, ... below qb (a thread whose fast
+            # pass did not settle): bg, bgi only.
+            while c < qb:
+                j = c << np.int64(2)
+                g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+                for u in range(4):
+                    gu = g0
+                    if u == 1:
+                        gu = g1
+                    elif u == 2:
+                        gu = g2
+                    elif u == 3:
+                        gu = g3
+                    v = load(xr, 0, j + np.int64(u))
+                    if v > _F32_NINF and v < _F32_INF:
+                        g = np.float32(v * inv_t) + gu
+                        if not g <= bg:
+                            bg = g
+                            bgi = j + np.int64(u)
+                c += bs1
+            return bg, bgi
+
+        @cuda.jit(cache=JIT_CACHE, **register_cap(
+            cuda, "partials_draw" if DRAW else "partials", PARTIALS_MAX_REGISTERS[DRAW]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
                                          status):
@@ -529,6 +651,7 @@ def make(cuda, load, h):
             sm_dm = cuda.shared.array(NLP, np.float64)
             sm_ds = cuda.shared.array(NLP, np.float64)
             last_blk = cuda.shared.array(1, np.int32)
+            sm_lb = cuda.shared.array(1, np.int32)
             t = temp[row]
             k = topk[row]
             tiles = row_topk(t, k, n)
@@ -545,6 +668,10 @@ def make(cuda, load, h):
             ls = _F32_0
             bs1 = np.int64(bs)
             if DRAW and race:
+                if FAST:
+                    if tid == 0:
+                        sm_lb[0] = _LB_NONE   # the order key of -inf: no bound yet
+                    cuda.syncthreads()
                 inv_t = _F32_1 / t
                 sd = seed[row]
                 ps = pos[row]
@@ -560,6 +687,62 @@ def make(cuda, load, h):
                 span = bs1 * np.int64(QU)
                 vals = cuda.local.array(QV, np.float32)
                 last = span - bs1
+                # the fast pass where this thread has FAST_MIN_QUADS quads or more (below, its
+                # exact finish costs more than it saves); the exact loops below take what is left
+                if FAST and qb - c >= np.int64(FAST_MIN_QUADS) * bs1:
+                    c0 = c
+                    a1 = _F32_NINF
+                    a2 = _F32_NINF
+                    a3 = _F32_NINF
+                    i1 = np.int32(n)
+                    i2 = np.int32(n)
+                    lb = _F32_NINF
+                    while c + last < qb:
+                        for u in range(QU):
+                            j = (c + np.int64(u) * bs1) << np.int64(2)
+                            for w in range(4):
+                                vals[4 * u + w] = load(xr, 0, j + np.int64(w))
+                        for u in range(QU):
+                            cu = c + np.int64(u) * bs1
+                            j = cu << np.int64(2)
+                            x0, x1, x2, x3 = quad_words(sd, ps, cu)
+                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u], x0, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls)
+                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 1], x1, j + 1, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
+                                lm, ls)
+                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 2], x2, j + 2, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
+                                lm, ls)
+                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 3], x3, j + 3, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
+                                lm, ls)
+                        c += span
+                        lb = publish_bound(sm_lb, a1, lb)
+                    while c < qb:
+                        j = c << np.int64(2)
+                        x0, x1, x2, x3 = quad_words(sd, ps, c)
+                        for u in range(4):
+                            xu = x0
+                            if u == 1:
+                                xu = x1
+                            elif u == 2:
+                                xu = x2
+                            elif u == 3:
+                                xu = x3
+                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                load(xr, 0, j + np.int64(u)), xu, j + np.int64(u), inv_t, lb, bv,
+                                bi, a1, i1, a2, i2, a3, lm, ls)
+                        c += bs1
+                    # the winner: i1 or i2 by their exact scores, in index order after thread 0's
+                    # partial first quad; or, unsettled, every quad of the thread drawn again
+                    if fast_settled(a1, a3):
+                        bg, bgi = fold_exact(xr, np.int64(min(i1, i2)), n, inv_t, sd, ps, bg,
+                                             bgi)
+                        bg, bgi = fold_exact(xr, np.int64(max(i1, i2)), n, inv_t, sd, ps, bg,
+                                             bgi)
+                    else:
+                        bg, bgi = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi)
                 # whole rounds: QU full quads per thread, their 4 * QU loads issued first
                 while c + last < qb:
                     for u in range(QU):
@@ -714,18 +897,12 @@ def make(cuda, load, h):
         return _sample_partials_fast_kernel
 
     variants = {}
-    # the drawing variant of device-parameter launches is a kernel of its own only where a
-    # register cap is set for it (PARTIALS_DEV_MAX_REGISTERS, or ``partials_dev`` in the
-    # environment), read once here
-    dev_family = ("partials_dev" if register_cap(cuda, "partials_dev", PARTIALS_DEV_MAX_REGISTERS)
-                  else None)
 
-    def partials(draw, lp, dev=False):
-        family = dev_family if dev and draw else None
-        key = (bool(draw), bool(lp), family)
+    def partials(draw, lp):
+        key = (bool(draw), bool(lp))
         kern = variants.get(key)
         if kern is None:
-            kern = variants[key] = _partials(key[0], key[1], family, PARTIALS_DEV_MAX_REGISTERS)
+            kern = variants[key] = _partials(*key)
         return kern
 
     # --- block-wide helpers (every thread of the block must call them) ----------------------

@@ -214,3 +214,56 @@ def test_fused_launch_counts_reset_between_calls(backend, shape, rng, params):
     tok, _ = plan(lg, seed=seed, position=9, check=False, **params)
     compare(backend, lg, tok, seed=seed, position=9, **params)
     np.testing.assert_array_equal(host(backend, plan._row_done), shifted)
+
+
+def _fast_pass_vocab(backend):
+    # a row whose threads take the fast pass with one split (KF.FAST_MIN_QUADS quads or more
+    # each, plus a partial last quad)
+    return 4 * backend.warp_size() * (KF.FAST_MIN_QUADS + 2) + 9 if backend.name == "sim" \
+        else 65536 + 9
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.5])
+def test_fast_pass_draws_the_reference_tokens(backend, shape, rng, temperature):
+    # Temperature rows long enough for the fast pass (approximate scores, the noise's cap against
+    # the block's bound, the exact finish of the two best) draw exactly the reference's tokens,
+    # for one split and several, with a NaN, an inf and a far-below logit among them.
+    vocab = _fast_pass_vocab(backend)
+    rows = 4 if backend.name == "sim" else 64
+    lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
+    lg[0, 3] = np.nan
+    lg[1, 100] = np.inf
+    lg[2, 7] = -1e30
+    seed = rng.integers(0, 2**63, rows)
+    for splits in (1, 3):
+        tok, lp = _run(dict(shape, splits=splits), lg, seed=seed, position=9,
+                       temperature=temperature)
+        compare(backend, lg, tok, lp, seed=seed, position=9, temperature=temperature)
+
+
+@pytest.mark.parametrize("lp", [False, True], ids=["tokens", "logprobs"])
+def test_drawing_near_ties_fall_back_to_the_exact_draw(backend, shape, lp):
+    # Temperature rows pick each thread's winner by approximate scores (gumbel_fast, trusted to
+    # GUMBEL_FAST_ERR) and recompute the two best exactly; a thread whose third best is within
+    # the bound of its best draws its quads again exactly. Logits chosen so that the scaled
+    # scores l_i + G_i fall by 1e-5 a token away from a peak (gaps far above the reference's
+    # margin, far below the bound): every thread falls back, and the tokens must still be the
+    # reference's, the peak. Row 0 peaks at token 0, row 1 inside the row; row 2 (T 1e-30: every
+    # score infinite) is drawn the exact way too.
+    from rocsample.reference import philox
+
+    vocab = _fast_pass_vocab(backend)
+    seed = np.array([11, 12, 13], np.uint64)
+    idx = np.arange(vocab, dtype=np.int64)
+    peaks = [0, vocab // 3 + 1, 0]
+    lg = np.empty((3, vocab), np.float32)
+    for r in range(3):
+        g = philox.token_gumbel(seed[r], np.uint64(4), idx).astype(np.float64)
+        lg[r] = (5.0 - np.abs(idx - peaks[r]) * 1e-5 - g).astype(np.float32)
+    params = dict(temperature=np.array([1.0, 1.0, 1e-30], np.float32))
+    for splits in (1, 3):
+        res = rs.sample(lg, seed=seed, position=4, check=False, return_logprobs=lp,
+                        _block=shape["block"], _splits=splits, **params)
+        got = compare(backend, lg, res[0], res[1] if lp else None, seed=seed, position=4,
+                      **params)
+        assert [int(t) for t in got[:2]] == peaks[:2]

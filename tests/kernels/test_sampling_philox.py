@@ -74,3 +74,49 @@ def test_device_words_and_noise_equal_the_reference(backend, seed, pos, base):
         np.testing.assert_allclose(got1, want_g, rtol=2.0**-20, atol=2.0**-20)
     if seed == 0 and pos == 0 and base == 0:
         assert [int(w) for w in want_w[:4]] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+
+
+def build_fast(cuda):
+    ph = KP.build(cuda)
+    gumbel = ph.gumbel
+    gumbel_fast = ph.gumbel_fast
+    uniform = ph.uniform
+
+    @cuda.jit
+    def _gumbel_fast_probe_kernel(ms, err):
+        # err[t] = |gumbel_fast(x) - gumbel(uniform(x))| for the word x = ms[t] << 9 (the 23
+        # bits a uniform keeps)
+        t = cuda.grid(1)
+        if t < ms.shape[0]:
+            x = np.uint64(ms[t]) << np.uint64(9)
+            err[t] = abs(gumbel_fast(x) - gumbel(uniform(x)))
+
+    from types import SimpleNamespace
+
+    return SimpleNamespace(_gumbel_fast_probe_kernel=_gumbel_fast_probe_kernel)
+
+
+def test_fast_gumbel_is_within_its_bound_for_every_uniform(backend):
+    # The drawing loops pick their candidates by gumbel_fast (the hardware's approximate log2 on
+    # numba-cuda) and trust it to GUMBEL_FAST_ERR. On a GPU: every one of the 2**23 uniforms
+    # (each 32-bit word keeps 23 bits), with half the bound to spare; on sim (exact logs) the
+    # ends, the series' edge and a spread between them.
+    if not backend.is_device:
+        pytest.skip("device kernels (the reference is the cpu backend)")
+    if backend.name == "sim":
+        edge = 2**23 - 2**19   # d = 1 - u crosses 1/16 here
+        ms = np.unique(np.concatenate([np.arange(64), 2**23 - 1 - np.arange(64),
+                                       edge - 32 + np.arange(64),
+                                       np.linspace(0, 2**23 - 1, 512).astype(np.int64)]))
+    else:
+        ms = np.arange(2**23)
+    ms = ms.astype(np.uint32)
+    kern = backend.kernels(build_fast)._gumbel_fast_probe_kernel
+    st = backend.stream(None)
+    dm = backend.as_array(ms, "ms", st)
+    err = backend.empty((ms.size,), np.float32, st)
+    backend.launch(kern, -(-ms.size // 256), 256, st, dm, err)
+    e = np.asarray(backend.to_host(err, st))
+    worst = int(np.argmax(e))
+    assert float(e[worst]) <= KP.GUMBEL_FAST_ERR / 2, (
+        f"|gumbel_fast - gumbel| = {float(e[worst]):.3g} at uniform bits {int(ms[worst])}")

@@ -8,6 +8,7 @@ it, and prints per (mode, shape) the default, the best and the ratio. Results ne
 the split count (SPEC; the suite checks it), so only time is compared here.
 
     python tools/gpu/split_sweep.py            # $OUT/split-sweep.json
+    SWEEP_MODES=greedy SWEEP_SHAPES=64x151936,64x262144 python tools/gpu/split_sweep.py  # a part
 About 60-120 s on the H200 with a warm numba cache (block and splits are launch parameters: no
 kernel compiles per point).
 """
@@ -33,6 +34,10 @@ MODES = {
     "top_p095": dict(temperature=1.0, top_p=0.95),
     "min_p005": dict(temperature=1.0, min_p=0.05),
 }
+if os.environ.get("SWEEP_MODES"):
+    MODES = {m: MODES[m] for m in os.environ["SWEEP_MODES"].split(",")}
+if os.environ.get("SWEEP_SHAPES"):
+    SHAPES = [tuple(int(v) for v in a.split("x")) for a in os.environ["SWEEP_SHAPES"].split(",")]
 SPLITS = [1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 BLOCKS = [128, 256, 512]
 if os.environ.get("SWEEP_BACKEND") == "sim":
