@@ -185,7 +185,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # a plan without filters has no histograms: its rows never reach the code using them
     hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
     c1, c2, c3 = o.counts[1 if r.draw else 0]
-    L.append((kn.fast.partials(r.draw, want_lp), (S, n), B,
+    # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
+    fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
+    L.append((kn.fast.partials(r.draw, want_lp, fast), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status)))

@@ -75,7 +75,7 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     plan = SamplingPlan(be, 0, 64, 151936, "float32")
     assert (plan.splits, plan.splits_draw) == (10, 8)
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp: "p", _sample_finalize_fast_kernel="f"),
+        fast=SimpleNamespace(partials=lambda d, lp, fast=False: "p", _sample_finalize_fast_kernel="f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}

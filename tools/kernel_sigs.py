@@ -24,7 +24,8 @@ import threading
 
 import numpy as np
 
-FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, True)]}
+FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, True)]
+                 + [(True, lp, True) for lp in (False, True)]}   # the drawing fast variants
 
 
 def _paths(ns, prefix=""):

@@ -14,13 +14,15 @@ Arithmetic notes (why the casts):
   device. The simulator evaluates ``math.log`` in float64 and rounds, which is the correctly
   rounded float32 log; NumPy's float32 log and CUDA's ``logf`` (<= 1 ulp) can differ from it by
   one ulp. The reference's Gumbel near-tie margin (``GUMBEL_MARGIN``) covers that.
-* ``gumbel_fast`` is a *bound*, not a definition: the hardware's approximate log2 (numba-cuda's
-  fastmath ``log2``: ``lg2.approx.f32``, one MUFU instruction) where ``-log(u)`` is well
-  conditioned, a five-term series of ``-log1p(-d)`` (d = 1 - u, exact) where it is not. It is
-  within ``GUMBEL_FAST_ERR`` of ``gumbel(uniform(x))`` for every 32-bit word x (checked for all
-  2**23 uniforms on the device: tests/kernels/test_sampling_philox.py), and the kernels use it
-  only to decide which tokens could win; every winner's score is recomputed with ``gumbel``.
-  Elsewhere than numba-cuda (the simulator, numba-hip) its logs are the exact ones.
+* ``gumbel_fast`` approximates ``gumbel(uniform(x))`` within a bound; it defines nothing: the
+  hardware's approximate log2 (numba-cuda's fastmath ``log2``: ``lg2.approx.f32``, one MUFU
+  instruction) where ``-log(u)`` is well conditioned, a five-term series of ``-log1p(-d)``
+  (d = 1 - u, exact) where it is not. It is within ``GUMBEL_FAST_ERR`` of the exact noise for
+  every 32-bit word x (checked for all 2**23 uniforms on the device:
+  tests/kernels/test_sampling_philox.py), and the kernels use it only to decide which tokens
+  could win; every winner's score is recomputed with ``gumbel``. ``gumbel_cap(d)`` is an upper
+  bound of the exact noise from d's exponent alone. Elsewhere than numba-cuda (the simulator,
+  numba-hip) the logs of ``gumbel_fast`` are the exact ones.
 """
 
 from __future__ import annotations
@@ -82,10 +84,10 @@ def build(cuda):
         ``(index div 4, 0, position low, position high)``); ``token_gumbel(seed, position,
         index)`` its Gumbel noise; ``quad_gumbel(seed, position, c)`` the noises of the four
         tokens ``4c .. 4c + 3`` from one Philox call (a 4-tuple of float32);
-        ``gumbel_fast(x)`` the cheap bound of ``gumbel(uniform(x))`` (module notes),
-        ``gumbel_fast_ud(u, d)`` the same from the uniform u and d = 1 - u; ``gumbel_cap(d)`` an upper bound of
-        the noise from d = 1 - u by integer operations alone, and ``quad_words(seed, position,
-        c)`` the four raw words of quad c.
+        ``gumbel_fast(x)`` the cheap approximation of ``gumbel(uniform(x))`` (module notes),
+        ``gumbel_fast_ud(u, d)`` the same from the uniform u and d = 1 - u; ``gumbel_cap(d)``
+        an upper bound of the noise from d = 1 - u by integer operations alone, and
+        ``quad_words(seed, position, c)`` the four raw words of quad c.
     """
     from types import SimpleNamespace
 

@@ -87,18 +87,20 @@ TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
 #: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
-#: (``rocsample.kernels.register_cap``). The drawing variants' fast pass (DRAW_FAST) holds 62
-#: registers, 72 with logprobs: at 64 (no spill in sm_90 SASS) both keep 4 blocks of 256 an SM.
+#: (``rocsample.kernels.register_cap``). Uncapped: the drawing variants hold 56 (64 with
+#: logprobs) registers, their fast variants 72 (capped at 64, ptxas spills in the fast loop).
 PARTIALS_MAX_REGISTERS = (None, None)
-#: Temperature-only rows draw by a bound first (``rocsample.kernels.philox.gumbel_fast``): each
-#: thread keeps its three best approximate scores and recomputes only the two best exactly,
-#: unless the third is within the bound of the first (then it draws its quads again exactly).
-#: ``ROCSAMPLE_DRAW_FAST=0`` draws every token exactly (the tokens are the same either way).
+#: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
+#: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
+#: bound of its best exact score is skipped; the others' approximate scores
+#: (``gumbel_fast``) keep each thread's three best, of which the two best are recomputed exactly,
+#: unless the third is within the bound of the first (then the thread draws its quads again
+#: exactly). ``ROCSAMPLE_DRAW_FAST=0`` draws every token exactly (the same tokens either way).
 DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
-#: Fewest quads a thread takes the fast pass for (fewer: the exact draw, whose finish is
-#: shorter): on the H200 the fast pass was 1.2-1.7 us slower at 1 x 32000, 8 x 32000 and
-#: 1 x 151936 (1-5 quads a thread), 0.8 us faster at 64 x 32000 (6), 9-77 us faster from
-#: 64 x 151936 on (15 and more).
+#: Fewest quads each thread of a launch streams for the router to pick the fast variant
+#: (fewer: the exact one, whose finish is shorter): on the H200 the fast pass was 1.2-1.7 us
+#: slower at 1 x 32000, 8 x 32000 and 1 x 151936 (1-5 quads a thread), 0.8 us faster at
+#: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
@@ -470,7 +472,7 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
-    def _partials(DRAW, LP):
+    def _partials(DRAW, LP, FAST):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -480,7 +482,6 @@ def make(cuda, load, h):
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
-        FAST = DRAW_FAST
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -687,9 +688,9 @@ def make(cuda, load, h):
                 span = bs1 * np.int64(QU)
                 vals = cuda.local.array(QV, np.float32)
                 last = span - bs1
-                # the fast pass where this thread has FAST_MIN_QUADS quads or more (below, its
-                # exact finish costs more than it saves); the exact loops below take what is left
-                if FAST and qb - c >= np.int64(FAST_MIN_QUADS) * bs1:
+                # the fast pass (FAST variants) or the exact loops below: one of the two per
+                # variant (with both in one kernel, ptxas made the fast loop 30% longer)
+                if FAST:
                     c0 = c
                     a1 = _F32_NINF
                     a2 = _F32_NINF
@@ -744,7 +745,7 @@ def make(cuda, load, h):
                     else:
                         bg, bgi = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi)
                 # whole rounds: QU full quads per thread, their 4 * QU loads issued first
-                while c + last < qb:
+                while not FAST and c + last < qb:
                     for u in range(QU):
                         j = (c + np.int64(u) * bs1) << np.int64(2)
                         for w in range(4):
@@ -763,7 +764,7 @@ def make(cuda, load, h):
                                                             bv, bi, bg, bgi, lm, ls)
                     c += span
                 # the last round: the full quads left, one at a time
-                while c < qb:
+                while not FAST and c < qb:
                     j = c << np.int64(2)
                     v0 = load(xr, 0, j)
                     v1 = load(xr, 0, j + 1)
@@ -898,8 +899,10 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp):
-        key = (bool(draw), bool(lp))
+    def partials(draw, lp, fast=False):
+        # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
+        # have FAST_MIN_QUADS quads or more (the router decides)
+        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)
