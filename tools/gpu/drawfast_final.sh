@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On the lent H200, one call (<= 600 s), the sixth session's last: the device gate with
 # compute-sanitizer (memcheck, racecheck, synccheck) over the fast draw's own test beside it, then
-# the benchmarks the fast draw can move: temperature-only rows, the chain and the per-row device
-# parameters at all twelve shapes, with PyTorch and both FlashInfers in the same run. Carry .whl
-# and .peers (BENCHMARKS.md, "The lent H200").
+# tools/gpu/drawfast_bench.sh (temperature-only rows, the chain and the per-row device parameters
+# at all twelve shapes, PyTorch and both FlashInfers). Carry .whl and .peers (BENCHMARKS.md,
+# "The lent H200").
 # Output: $OUT/check-report-h200.json, gate.log, san/ (sanitize.json, logs), t1.json (rocsample,
 # torch, FlashInfer 0.2.14), t2.json (FlashInfer 0.7.4), report.md
 source tools/gpu/env.sh
@@ -18,17 +18,4 @@ timeout ${GATE_LIMIT:-330} python3 -m rocsample.check --backend cuda --report "$
 echo "gate rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt"
 wait
 cat "$OUT/done.txt"; tail -4 "$OUT/gate.log"; cat "$OUT/san/san.out" | grep -E "errors|hazards|rc " | tail -8
-BARGS=(--backend cuda -q -rfEs -p no:cacheprovider --bench-drop-data --benchmark-max-time=0.02
-       --benchmark-min-rounds=5 --benchmark-columns=median,rounds --bench-shapes=all)
-K="(temperature or chain or rows) and not reference"
-use_flashinfer fi0214
-timeout -s INT -k 15 ${B1_LIMIT:-150} python3 -m pytest "${BARGS[@]}" --benchmark-json="$OUT/t1.json" \
-  bench/test_sampling.py -k "$K" > /tmp/t1.log 2>&1
-echo "== t1 rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/t1.log)"
-use_flashinfer fi074
-timeout -s INT -k 15 ${B2_LIMIT:-80} python3 -m pytest "${BARGS[@]}" --benchmark-json="$OUT/t2.json" \
-  bench/test_sampling.py -k "($K) and flashinfer" > /tmp/t2.log 2>&1
-echo "== t2 rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/t2.log)"
-use_flashinfer fi0214
-python3 -m bench.report "$OUT"/t1.json "$OUT"/t2.json > "$OUT/report.md" 2>> /tmp/t2.log
-grep -E "^\| (temperature|chain_dev) \|" "$OUT/report.md" | head -20
+bash tools/gpu/drawfast_bench.sh
