@@ -9,7 +9,9 @@ GPU: a notebook's one-off call), for PyTorch's calls too.
 
 ``extra_info["args"]`` says which argument kinds a case used: **fresh** torch tensors (a new
 view object every call, as ``out.logits[:, -1, :]`` makes each decode step, cycling over eight
-buffers so the data address changes every call too), **alternating** (a new view every call of
+buffers so the data address changes every call too: as many as a bound call keeps driver graphs
+for, so none is re-pointed), **new** (the same over 24 buffers: every call's address is new to
+the bound call, which re-points a graph's nodes: the worst case), **alternating** (a new view every call of
 two buffers in turn: what a decode loop's logits do, bench/test_decode_loop.py records the
 addresses its loop sees), the **same** object every call, or numba device arrays; the torch cases
 run once on torch's legacy default stream and once with a ``torch.cuda.Stream()`` current
@@ -176,6 +178,9 @@ def test_torch_peer_legacy(benchmark, backend, peer):
 
 DECODE_SHAPES = [(1, DECODE_VOCAB), (64, DECODE_VOCAB)]
 _BUFFERS = 8  # fresh views cycle over this many buffers: the data address changes every call
+#: the "new" kind's buffers: three times the graphs a bound call keeps (binder._EXECS), so every
+#: call's address is one its graphs do not hold
+_NEW_BUFFERS = 24
 #: torch's current stream during a case: ``default`` (the legacy default stream: a notebook, HF
 #: generate) or ``side`` (a ``torch.cuda.Stream()`` made current: vLLM-style engines)
 STREAMS = ["default", "side"]
@@ -235,15 +240,15 @@ def _host_time(benchmark, torch, fn, **info):
                                 gpu_method="not measured (host-overhead case)", **info)
 
 
-def _fresh_views(torch, rows, vocab):
-    """Fresh (rows, vocab) views ``big[:, -1, :]`` of eight buffers, one new object per call
+def _fresh_views(torch, rows, vocab, n=_BUFFERS):
+    """Fresh (rows, vocab) views ``big[:, -1, :]`` of ``n`` buffers, one new object per call
     (made before the timing: the figure is rocsample's, not torch's slicing), and the buffers."""
-    bufs = [torch.randn(rows, 2, vocab, device="cuda") for _ in range(_BUFFERS)]
-    views = [bufs[i % _BUFFERS][:, -1, :] for i in range(4 * _ITER)]  # no object comes back
+    bufs = [torch.randn(rows, 2, vocab, device="cuda") for _ in range(n)]
+    views = [bufs[i % n][:, -1, :] for i in range(4 * _ITER)]  # no object comes back
     return itertools.cycle(views), bufs
 
 
-@pytest.mark.parametrize("kind", ["fresh", "alternating", "same"])
+@pytest.mark.parametrize("kind", ["fresh", "new", "alternating", "same"])
 @pytest.mark.parametrize("shape", DECODE_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("mode", ["chain", "greedy"])
 def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
@@ -253,12 +258,14 @@ def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
     plan = rocsample.Sampler(rows, vocab, "float32")  # stream=None: torch's current stream
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
-    it, bufs = _fresh_views(torch, rows, vocab)
-    if kind == "fresh":
+    it, bufs = _fresh_views(torch, rows, vocab, _NEW_BUFFERS if kind == "new" else _BUFFERS)
+    if kind in ("fresh", "new"):
         def fn():
             return plan(next(it), seed=seed, position=pos, check=False, **params)
-        args = ("logits: a fresh torch view big[:, -1, :] every call (8 buffers: a new address "
-                "every call); seed, position: the same int64 torch tensors; host scalar filters")
+        args = (f"logits: a fresh torch view big[:, -1, :] every call ({len(bufs)} buffers in turn: "
+                "a new address every call, " + ("each one a driver graph of its own" if kind == "fresh"
+                                                else "new to the bound call's graphs: re-pointed")
+                + "); seed, position: the same int64 torch tensors; host scalar filters")
     elif kind == "alternating":
         two = itertools.cycle([bufs[i % 2][:, -1, :] for i in range(4 * _ITER)])
 
@@ -280,14 +287,14 @@ def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
     assert type(res[0]).__module__.startswith("torch"), "torch in, torch out"
 
 
-@pytest.mark.parametrize("kind", ["fresh", "alternating", "same"])
+@pytest.mark.parametrize("kind", ["fresh", "new", "alternating", "same"])
 @pytest.mark.parametrize("op", ["sample", "argmax"])
 def test_one_off_torch(benchmark, torch_on, kind, op):
     torch, stream = torch_on
     rows, vocab = 64, DECODE_VOCAB
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
-    it, bufs = _fresh_views(torch, rows, vocab)
+    it, bufs = _fresh_views(torch, rows, vocab, _NEW_BUFFERS if kind == "new" else _BUFFERS)
     x = bufs[0][:, -1, :]
 
     def call(v):
@@ -296,9 +303,12 @@ def test_one_off_torch(benchmark, torch_on, kind, op):
         return rocsample.sample(v, seed=seed, position=pos, check=False, **CHAIN)
 
     two = itertools.cycle([bufs[i % 2][:, -1, :] for i in range(4 * _ITER)])
-    fn = {"fresh": lambda: call(next(it)), "alternating": lambda: call(next(two)),
-          "same": lambda: call(x)}[kind]
-    args = {"fresh": "logits: a fresh torch view every call (8 buffers: a new address every call)",
+    fn = {"fresh": lambda: call(next(it)), "new": lambda: call(next(it)),
+          "alternating": lambda: call(next(two)), "same": lambda: call(x)}[kind]
+    args = {"fresh": "logits: a fresh torch view every call (8 buffers: a new address every call,"
+                     " each one a driver graph of its own)",
+            "new": "logits: a fresh torch view every call (24 buffers: a new address every call,"
+                   " new to the plan's graphs: re-pointed)",
             "alternating": "logits: a fresh torch view every call of two buffers in turn",
             "same": "logits: the same torch tensor"}[kind] + (
         "; seed, position: the same int64 torch tensors; outputs: new torch tensors per call"

@@ -49,8 +49,10 @@ def stream_lock(be, st) -> threading.RLock:
 #: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
 _ENTRIES = 8
 #: driver graphs a bound call keeps, one per list of slot addresses (see BoundCall.run), unless
-#: its Binder says otherwise (set_rows: one per layer's KV cache, Binder(execs=...))
-_EXECS = 4
+#: its Binder says otherwise (set_rows: one per layer's KV cache, Binder(execs=...)). Eight: a
+#: loop whose arrays come back to at most eight addresses re-points no node (a node update cost
+#: the H200's host 2.2-2.7 us, PERF_NOTES "Fifth session"); a graph holds only addresses, no array
+_EXECS = 8
 
 
 class BoundCall:
@@ -123,7 +125,7 @@ class BoundCall:
 
         ``graph``: the stream is not capturing (:meth:`ready` said so): the launches go as one
         driver graph launch where the backend makes graphs. A bound call keeps up to
-        ``execs`` graphs (4 unless its Binder says) by the addresses their nodes hold, so arrays
+        ``execs`` graphs (8 unless its Binder says) by the addresses their nodes hold, so arrays
         that come back (a decode loop's logits alternate between a few allocator blocks,
         one-off outputs reuse theirs) launch with nothing re-pointed; new addresses get a graph of their own while there is
         room, else re-point the oldest graph's nodes whose launches address a slot that moved.

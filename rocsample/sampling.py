@@ -130,7 +130,7 @@ class Sampler:
     launches: calls with arrays of the same layout (shape, strides, dtype, device), the same
     host parameter values and the same stream reuse launches bound on the second such call,
     re-pointed at the new arrays: a fresh tensor object costs what the same one does, and on
-    cuda the launches of each set of addresses seen lately (up to four) are kept as a driver
+    cuda the launches of each set of addresses seen lately (up to eight) are kept as a driver
     graph of their own, so a decode loop's logits, which come back to one or two addresses,
     re-point nothing (a new address every call re-points the nodes: a few microseconds more);
     nothing the key names is checked again. Under a capture the same launches go through the

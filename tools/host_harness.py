@@ -34,7 +34,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 VOCAB = 151936
-_BUFFERS = 8
+_BUFFERS = 8  # "fresh": as many buffers as a bound call keeps graphs (binder._EXECS)
+_NEW_BUFFERS = 24  # "new": every call an address the bound call's graphs do not hold
 
 
 def cases(fg):
@@ -45,9 +46,9 @@ def cases(fg):
     torch = fg.torch
     out = {}
 
-    def views(rows, vocab):
-        bufs = [torch.empty((rows, 2, vocab)) for _ in range(_BUFFERS)]
-        return itertools.cycle([bufs[i % _BUFFERS][:, -1, :] for i in range(4 * _BUFFERS)]), bufs
+    def views(rows, vocab, n=_BUFFERS):
+        bufs = [torch.empty((rows, 2, vocab)) for _ in range(n)]
+        return itertools.cycle([bufs[i % n][:, -1, :] for i in range(4 * n)]), bufs
 
     for rows in (1, 64):
         for mode, params in (("chain", CHAIN), ("greedy", dict(temperature=0.0))):
@@ -56,8 +57,12 @@ def cases(fg):
             pos = torch.zeros(rows, dtype=torch.int64)
             it, bufs = views(rows, VOCAB)
             x = bufs[0][:, -1, :]
+            it_new, _ = views(rows, VOCAB, _NEW_BUFFERS)
 
             def fresh(plan=plan, it=it, seed=seed, pos=pos, params=params):
+                return plan(next(it), seed=seed, position=pos, check=False, **params)
+
+            def new(plan=plan, it=it_new, seed=seed, pos=pos, params=params):
                 return plan(next(it), seed=seed, position=pos, check=False, **params)
 
             def same(plan=plan, x=x, seed=seed, pos=pos, params=params):
@@ -70,6 +75,7 @@ def cases(fg):
                 return plan(next(it), seed=seed, position=pos, check=False, **params)
 
             out[f"sampler {mode} fresh {rows}x{VOCAB}"] = fresh
+            out[f"sampler {mode} new {rows}x{VOCAB}"] = new
             out[f"sampler {mode} fresh-2 {rows}x{VOCAB}"] = two
             out[f"sampler {mode} same {rows}x{VOCAB}"] = same
 
