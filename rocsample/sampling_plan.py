@@ -37,6 +37,10 @@ _FILL_PER_CU_X2 = 5
 #: device parameter arrays) take one wave's splits instead (``SamplingPlan.splits_draw``; see
 #: :func:`draw_splits`). ``ROCSAMPLE_DRAW_BLOCKS_PER_CU`` overrides it (tools/gpu timings).
 _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
+#: Rows of at most this many logits take the narrow-row rule of :func:`draw_splits`
+_DRAW_NARROW = 65536
+_DRAW_NARROW_PER_CU = 2
+_DRAW_NARROW_CHUNK = 2000
 _MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
@@ -54,16 +58,31 @@ def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
     return int(max(1, min(wave, enough, most, _MAX_SPLITS)))
 
 
-def draw_splits(n_rows: int, splits: int, cus: int) -> int:
-    """Splits of a route launching phase 1's drawing variant: one wave's at its occupancy where
-    ``splits`` would make 1 to 1.5 waves of it, else ``splits``. On the H200 (graph-timed,
+def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
+    """Splits of a route launching phase 1's drawing variant.
+
+    Rows of up to ``_DRAW_NARROW`` logits: at most ``_DRAW_NARROW_PER_CU`` blocks a compute unit
+    in all and splits of at least ``_DRAW_NARROW_CHUNK`` logits (a narrow row's draw costs more
+    in the per-split tail, the fold of the splits' partials by the row's last block, than the
+    extra blocks save). From the H200's sweep of temperature-only rows
+    (bench/results/nvidia-h200-f11e891-temp-narrow-sweep.json, graph-timed): 8 x 32000 best at
+    16 splits (9.18 us against 10.36 at the plan's 31), 64 x 32000 at 4 (15.30 against 16.62 at
+    5), 256 x 32000 at 1 (30.23 against 32.11 at 2).
+
+    Wider rows: one wave's splits at the variant's occupancy where ``splits`` would make 1 to 1.5
+    waves of it, else ``splits``. On the H200 (graph-timed,
     bench/results/nvidia-h200-8f7b4b6-draw-splits.txt): 64 x 151936, 640 blocks for 528 places,
     8 splits against 10 made device parameters 41.6 -> 38.4 us and temperature 45.3 -> 44.3;
     at 256 rows (1024 blocks: a nearly full second wave) one wave's splits were 3-7% slower."""
+    rows = max(n_rows, 1)
+    if n_vocab <= _DRAW_NARROW:
+        narrow = min(max(1, _DRAW_NARROW_PER_CU * cus // rows),
+                     max(1, n_vocab // _DRAW_NARROW_CHUNK))
+        return max(1, min(splits, narrow))
     wave = _DRAW_BLOCKS_PER_CU * cus
-    blocks = splits * max(n_rows, 1)
+    blocks = splits * rows
     if wave < blocks < wave * 3 // 2:
-        return max(1, min(splits, wave // max(n_rows, 1)))
+        return max(1, min(splits, wave // rows))
     return splits
 
 
@@ -100,7 +119,7 @@ class SamplingPlan:
         if splits is None:
             cus = int(be.compute_units(device))
             s = choose_splits(n_rows, n_vocab, cus, b)
-            sd = draw_splits(n_rows, s, cus)
+            sd = draw_splits(n_rows, n_vocab, s, cus)
         else:
             s = sd = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
         self.splits = s

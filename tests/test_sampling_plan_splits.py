@@ -43,7 +43,7 @@ def test_more_rows_never_get_more_splits():
 
 
 @pytest.mark.parametrize("rows, vocab, want", [
-    (1, 151936, 148), (64, 32000, 5), (64, 151936, 8), (64, 262144, 16), (256, 151936, 4),
+    (1, 151936, 148), (64, 151936, 8), (64, 262144, 16), (256, 151936, 4),
     (256, 262144, 4), (8, 151936, 41),
 ])
 def test_drawing_routes_drop_a_short_second_wave_only(rows, vocab, want):
@@ -51,16 +51,31 @@ def test_drawing_routes_drop_a_short_second_wave_only(rows, vocab, want):
     # (one wave's 8 splits instead); 1024 blocks (1.9 waves) keep theirs
     from rocsample.sampling_plan import draw_splits
 
-    assert draw_splits(rows, choose_splits(rows, vocab, H200, 256), H200) == want
+    assert draw_splits(rows, vocab, choose_splits(rows, vocab, H200, 256), H200) == want
+
+
+@pytest.mark.parametrize("rows, vocab, plan, want", [
+    (1, 32000, 31, 16), (8, 32000, 31, 16), (64, 32000, 5, 4), (256, 32000, 2, 1),
+    (64, 65536, None, 4), (2, 4096, None, 2), (1, 1024, None, 1),
+])
+def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan, want):
+    # the H200 sweep's best at 8 / 64 / 256 x 32000 (16, 4 and 1 splits: fewer than the plan's)
+    from rocsample.sampling_plan import draw_splits
+
+    s = choose_splits(rows, vocab, H200, 256)
+    if plan is not None:
+        assert s == plan
+    assert draw_splits(rows, vocab, s, H200) == want
 
 
 @pytest.mark.parametrize("cus", [1, 20, 132])
 @pytest.mark.parametrize("rows", [1, 3, 64, 100, 256])
 @pytest.mark.parametrize("splits", [1, 2, 7, 10, 148])
-def test_draw_splits_never_exceed_the_plans(cus, rows, splits):
+@pytest.mark.parametrize("vocab", [1000, 32000, 151936])
+def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
     from rocsample.sampling_plan import draw_splits
 
-    assert 1 <= draw_splits(rows, splits, cus) <= splits
+    assert 1 <= draw_splits(rows, vocab, splits, cus) <= splits
 
 
 def test_a_drawing_route_launches_every_kernel_with_its_splits():
