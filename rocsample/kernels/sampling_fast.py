@@ -312,6 +312,19 @@ def make(cuda, load, h):
         return _LOW31 - (c & _LOW31)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def pick4(w0, w1, w2, w3, j):
+        # Word j (0..3) of a Philox call's four (or of their noises), by selects: a dynamic
+        # index into a local array would spill.
+        w = w0
+        if j == 1:
+            w = w1
+        elif j == 2:
+            w = w2
+        elif j == 3:
+            w = w3
+        return w
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def score_from_scaled(s, sd, ps, i):
         # The (Gumbel score key, -index) composite of a drawn token i whose scaled logit is s.
         return comp_of(s + token_gumbel(sd, ps, i), i)
@@ -525,14 +538,8 @@ def make(cuda, load, h):
                 v = _F32_NAN
                 if ju >= lo and ju < hi:
                     v = load(xr, 0, ju)
-                gu = g0
-                if u == 1:
-                    gu = g1
-                elif u == 2:
-                    gu = g2
-                elif u == 3:
-                    gu = g3
-                bv, bi, bg, bgi, lm, ls = fold_draw(v, gu, ju, inv_t, bv, bi, bg, bgi, lm, ls)
+                bv, bi, bg, bgi, lm, ls = fold_draw(v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv,
+                                                    bi, bg, bgi, lm, ls)
             return bv, bi, bg, bgi, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
@@ -616,24 +623,14 @@ def make(cuda, load, h):
         @cuda.jit(device=True, cache=JIT_CACHE)
         def draw_exact(xr, c, qb, bs1, inv_t, sd, ps, bg, bgi):
             # The exact draw over the whole quads c, c + bs1, ... below qb (a thread whose fast
-            # pass did not settle): bg, bgi only.
+            # pass did not settle): bg, bgi only, by fold_draw (its maximum and LP pair unused).
             while c < qb:
                 j = c << np.int64(2)
                 g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
                 for u in range(4):
-                    gu = g0
-                    if u == 1:
-                        gu = g1
-                    elif u == 2:
-                        gu = g2
-                    elif u == 3:
-                        gu = g3
-                    v = load(xr, 0, j + np.int64(u))
-                    if v > _F32_NINF and v < _F32_INF:
-                        g = np.float32(v * inv_t) + gu
-                        if not g <= bg:
-                            bg = g
-                            bgi = j + np.int64(u)
+                    _bv, _bi, bg, bgi, _lm, _ls = fold_draw(
+                        load(xr, 0, j + np.int64(u)), pick4(g0, g1, g2, g3, u), j + np.int64(u),
+                        inv_t, _F32_NINF, j, bg, bgi, _F32_NINF, _F32_0)
                 c += bs1
             return bg, bgi
 
@@ -724,16 +721,9 @@ def make(cuda, load, h):
                         j = c << np.int64(2)
                         x0, x1, x2, x3 = quad_words(sd, ps, c)
                         for u in range(4):
-                            xu = x0
-                            if u == 1:
-                                xu = x1
-                            elif u == 2:
-                                xu = x2
-                            elif u == 3:
-                                xu = x3
                             bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                load(xr, 0, j + np.int64(u)), xu, j + np.int64(u), inv_t, lb, bv,
-                                bi, a1, i1, a2, i2, a3, lm, ls)
+                                load(xr, 0, j + np.int64(u)), pick4(x0, x1, x2, x3, u),
+                                j + np.int64(u), inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again
