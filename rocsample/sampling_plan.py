@@ -98,9 +98,9 @@ class SamplingPlan:
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
         occupancy would make two waves; the scratch is laid out for ``splits``).
-    tpt, cap, fast_final_block : int
-        Tile maxima per split, candidate capacity (tile finalize and histogram path), the tile
-        finalize's block.
+    tpt, cap, cap_large, fast_final_block : int
+        Tile maxima per split, candidate capacity (tile finalize and histogram path; the tile
+        finalize's large form), the tile finalize's block.
     layout : list of (name, dtype, shape, byte offset, nbytes)
         The scratch views; ``scratch_bytes`` in all.
     """
@@ -134,6 +134,8 @@ class SamplingPlan:
             tpt //= 2
         self.tpt = tpt
         self.cap = KF.CAND_MAX if cap is None else V.check_int("_cap", cap, 1, KF.CAND_MAX)
+        # the tile finalize's large form: its own list (a _cap given for tests binds it too)
+        self.cap_large = KF.CAND_MAX_L if cap is None else self.cap
         self.fast_final_block = b if block is not None or be.name == "sim" else KF.MAX_BLOCK
         r = n_rows
         layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),

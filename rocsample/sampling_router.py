@@ -17,8 +17,9 @@ Interface, two functions (the Sampler calls nothing else of this module):
     caller's arrays by their addresses, whatever the argument lists here are.
 
 One path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
-modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, the
-histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
+modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, or its
+large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the candidates fit
+(:func:`tile_large_fits`; host parameters only), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
 select pass for the filtered rows but min_p-only ones); with a device parameter array all of
 them, each row deciding on the device by the same rule.
 """
@@ -34,13 +35,42 @@ from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
-__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "after", "check_filters", "launches", "modes",
-           "route"]
+__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "TILE_LARGE", "after", "check_filters",
+           "launches", "modes", "route", "tile_large_fits"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
 TILE_KMAX = KF.KCAP
+#: The tile finalize's large form (top_k up to ``KF.KCAP_L``, ``KF.finalize(True)``): None, for
+#: host parameters with a row's top_k in (TILE_KMAX, KCAP_L] in a batch of at least
+#: ``_LARGE_MIN_ROWS`` rows where :func:`tile_large_fits`;
+#: True, for every call with a top-k row up to KCAP_L (tests: the large form at small shapes);
+#: False, never (those rows take the histogram path).
+TILE_LARGE = None
+#: The share of the large form's candidate list the expected candidates may fill (the rest is
+#: room for rows whose largest tokens crowd into fewer tiles than random ones; past the list,
+#: the radix fallback, exact but one block reading the row five times).
+_LARGE_FILL = 0.7
+#: Fewest rows for the large form: one block a row gathers, sorts and draws about 1.3K
+#: candidates, which a batch of rows spreads over the device and a few rows do not (H200, top_k
+#: 1000, graph-timed, bench/results/nvidia-h200-75ef497+large-t1.json against the histogram
+#: path's b1a5c3c run: 64 x 151936 102.2 us against 137.1, 64 x 262144 119.3 against 205.6; but
+#: 1 x 151936 86.1 against 35.4, 8 x 151936 88.8 against 50.1).
+_LARGE_MIN_ROWS = 64
 
+
+def tile_large_fits(tiles: int, k: int) -> bool:
+    """Whether a row of ``tiles`` tile maxima is expected to gather its top ``k`` within the
+    large form's candidate list: the tau of the tile finalize (the k-th largest tile maximum)
+    admits about ``-tiles * log(1 - k / tiles)`` tokens when the largest tokens fall in tiles at
+    random (the tiles that many random tokens hit number k); lowering tau to its bin's edge (16
+    bins an octave of key distance) adds half a bin's tokens on average, which the list's
+    unfilled share (``1 - _LARGE_FILL``) holds. 64 x 151936 (2560 tiles), k = 1000: about 1270
+    (the third session counted about 1140 candidates at 4096 tiles, where this says 1146)."""
+    if k >= tiles:
+        return False
+    expect = -tiles * float(np.log1p(-k / tiles))
+    return expect <= _LARGE_FILL * KF.CAND_MAX_L
 #: The kernels' namespace per logits dtype (rocsample.kernels.sampling.build): float16 and
 #: bfloat16 logits reach the kernels as uint16 bit patterns, widened there exactly.
 _KERNEL_VARIANT = {"float32": "float", "float16": "f16", "bfloat16": "bf16"}
@@ -93,6 +123,7 @@ class Route:
     kcap: int = KF.KCAP
     vllm: bool = False
     dev: bool = False
+    large: bool = False  # the tile finalize's large form (kcap is then KF.KCAP_L)
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -113,14 +144,41 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     if need_p and nv > K.MAX_VOCAB_TOP_P:
         V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)", nv)
     vllm = order == "vllm"
-    kcap = int(min(TILE_KMAX, KF.KCAP))
+    kcap, large = tile_limit(plan, host)
     m = modes(plan, host)
     if m is None:
-        return Route(True, True, True, True, kcap, vllm, dev=True)
+        return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
     select = bool((m == KF.MODE_HIST).any())
-    return Route(draw=bool((m == KF.MODE_RACE).any()), tile=bool((m == KF.MODE_TILE).any()),
+    tile = bool((m == KF.MODE_TILE).any())
+    return Route(draw=bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm)
+                 vllm=vllm, large=large and tile)
+
+
+def tile_limit(plan, host: Host) -> tuple[int, bool]:
+    """(the tile finalize's top_k limit, whether its large form serves the call)."""
+    small = int(min(TILE_KMAX, KF.KCAP))
+    t, k = host.temperature, host.top_k
+    if TILE_LARGE is False:
+        return small, False
+    if t is None or k is None:  # device arrays: the rows decide on the device
+        return (KF.KCAP_L, True) if TILE_LARGE else (small, False)
+    ks = k[(t > 0) & (k > 0) & (k < plan.n_vocab) & (k <= KF.KCAP_L)]
+    if ks.size == 0:
+        return small, False
+    if TILE_LARGE:
+        return KF.KCAP_L, True
+    kmax = int(ks.max())
+    if plan.n_rows < _LARGE_MIN_ROWS:
+        return small, False
+    # the tile maxima of the route's phase 1: the drawing variant's splits where a row is
+    # temperature-only (the route launches that variant then)
+    race = ((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
+            & ~(host.min_p > 0)).any() if host.top_p is not None and host.min_p is not None else True
+    tiles = (plan.splits_draw if race else plan.splits) * plan.tpt
+    if kmax > small and tile_large_fits(tiles, kmax):
+        return KF.KCAP_L, True
+    return small, False
 
 
 def modes(plan, host: Host):
@@ -131,7 +189,7 @@ def modes(plan, host: Host):
         return None
     greedy = ~(t > 0)
     kon = (k > 0) & (k < plan.n_vocab)
-    tile = ~greedy & kon & (k <= min(TILE_KMAX, KF.KCAP))
+    tile = ~greedy & kon & (k <= tile_limit(plan, host)[0])
     hist = ~greedy & ~tile & (kon | (p < 1))
     minp = ~greedy & ~tile & ~hist & (mp > 0)
     m = np.full(t.shape, KF.MODE_RACE, np.int64)
@@ -192,8 +250,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status)))
     if r.tile:
-        L.append((kn.fast._sample_finalize_fast_kernel, n, plan.fast_final_block,
-                  (o.x, nv, S, chunk, plan.tpt, plan.cap, r.kcap, temp, topk, topp, minp,
+        L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
+                  (o.x, nv, S, chunk, plan.tpt, plan.cap_large if r.large else plan.cap, r.kcap,
+                   temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
     if r.hist:

@@ -9,6 +9,7 @@ H200 figures (132 SMs) are the ones the splits sweep behind the rule measured (d
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rocsample.sampling_plan import choose_splits
@@ -90,7 +91,8 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     plan = SamplingPlan(be, 0, 64, 151936, "float32")
     assert (plan.splits, plan.splits_draw) == (10, 8)
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False: "p", _sample_finalize_fast_kernel="f"),
+        fast=SimpleNamespace(partials=lambda d, lp, fast=False: "p",
+                             finalize=lambda large=False: "f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
@@ -111,3 +113,70 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     # each counter counts finished splits modulo one split count only (after racing launches it
     # comes back to 0 only then: tests/regress/test_row_counters_shared_by_two_split_counts.py)
     assert seen and all(len(v) == 1 for v in seen.values()), seen
+
+
+def _plan(rows, vocab):
+    from types import SimpleNamespace
+
+    from rocsample.sampling_plan import SamplingPlan
+
+    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
+    return SamplingPlan(be, 0, rows, vocab, "float32")
+
+
+def _host(rows, k, dev=False):
+    from rocsample import sampling_router as R
+
+    return R.Host(np.full(rows, 0.8, np.float32), None if dev else np.full(rows, k),
+                  np.ones(rows, np.float32), np.zeros(rows, np.float32))
+
+
+@pytest.mark.parametrize("rows, vocab, k, large", [
+    (64, 151936, 1000, True), (64, 262144, 1000, True), (128, 151936, 1000, True),
+    (256, 151936, 1000, False), (64, 32000, 1000, False), (256, 32000, 1000, False),
+    (1, 151936, 1000, False), (8, 151936, 1000, False), (1, 32000, 1000, False),
+    (64, 151936, 50, False), (64, 151936, 256, False), (64, 151936, 300, True),
+    (64, 151936, 1025, False),
+])
+def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, vocab, k, large):
+    # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
+    # maxima make the expected candidates fit its list; else top_k past KCAP takes the
+    # histogram path
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    r = R.route(_plan(rows, vocab), _host(rows, k))
+    assert r.large == large
+    assert r.tile == (large or k <= KF.KCAP) and r.hist == (not r.tile)
+    assert r.kcap == (KF.KCAP_L if large else KF.KCAP)
+
+
+def test_tile_large_fits_bounds_the_expected_candidates():
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    assert R.tile_large_fits(2560, 1000) and not R.tile_large_fits(1024, 1000)
+    assert not R.tile_large_fits(1000, 1000) and not R.tile_large_fits(500, 1000)
+    # at most the fill share of the list, for any tile count
+    for tiles in (1200, 2048, 4096, 65536):
+        for k in range(1, KF.KCAP_L + 1, 7):
+            if R.tile_large_fits(tiles, k):
+                assert -tiles * np.log1p(-k / tiles) <= R._LARGE_FILL * KF.CAND_MAX_L
+
+
+def test_the_large_form_switch(monkeypatch):
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    plan = _plan(64, 151936)
+    monkeypatch.setattr(R, "TILE_LARGE", False)
+    r = R.route(plan, _host(64, 1000))
+    assert not r.large and r.hist and r.kcap == KF.KCAP
+    monkeypatch.setattr(R, "TILE_LARGE", True)  # every top-k row, even small ones
+    r = R.route(plan, _host(64, 50))
+    assert r.large and r.tile and r.kcap == KF.KCAP_L
+    # device parameter arrays decide on the device with the small limit, unless forced
+    assert R.route(plan, _host(64, 0, dev=True)).large
+    monkeypatch.setattr(R, "TILE_LARGE", None)
+    r = R.route(plan, _host(64, 0, dev=True))
+    assert not r.large and r.kcap == KF.KCAP and r.dev

@@ -77,6 +77,12 @@ from rocsample.kernels import philox as _ph
 KCAP = 256
 #: The mass array: KCAP plus the three slots the unrolled prefix sums read past the end.
 MASS_N = KCAP + 4
+#: Largest top_k of the tile finalize's large form (``finalize(True)``), with its candidate and
+#: qualifying-tile lists (the router takes it where the tiles make the candidates fit:
+#: ``rocsample.sampling_router.tile_large_fits``).
+KCAP_L = 1024
+CAND_MAX_L = 2048
+TLMAX_L = 2048
 #: Candidate list capacity per row (shared memory); the gather overflows past it.
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
@@ -997,395 +1003,499 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    @cuda.jit(cache=JIT_CACHE)
-    def _sample_finalize_fast_kernel(x, n, nsplit, chunk, tpt, cap, kcap, temp, topk, topp,
-                                     minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
-                                     logprobs, status):
-        row = cuda.blockIdx.x
-        # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
-        # rest (a block-uniform exit before any barrier)
-        if row_mode(temp[row], topk[row], topp[row], minp[row], n, kcap) != MODE_TILE:
-            return
-        tid = cuda.threadIdx.x
-        bs = cuda.blockDim.x
-        sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
-        sm_cg = cuda.shared.array(MAX_BLOCK, np.int64)
-        sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)
-        sm_ls = cuda.shared.array(MAX_BLOCK, np.float64)
-        f1c = cuda.shared.array(NFOLD, np.int64)
-        f1g = cuda.shared.array(NFOLD, np.int64)
-        f1m = cuda.shared.array(NFOLD, np.float64)
-        f1s = cuda.shared.array(NFOLD, np.float64)
-        res = cuda.shared.array(4, np.float64)
-        sb = cuda.shared.array(GMAX, np.int16)
-        tl = cuda.shared.array(TLMAX, np.int32)
-        cand = cuda.shared.array(CAND_MAX, np.int64)
-        srt = cuda.shared.array(KCAP, np.int64)
-        sval = cuda.shared.array(KCAP, np.float32)
-        mass = cuda.shared.array(MASS_N, np.int64)
-        hist = cuda.shared.array(NBIN, np.int32)
-        rk = cuda.shared.array(KCAP, np.int32)
-        grp = cuda.shared.array(NGRP, np.int32)
-        cnt = cuda.shared.array(4, np.int32)
-        sm_r = cuda.shared.array(16, np.int64)
-        bsw = np.int64(bs)
-        # The row's parameters and this thread's first tile maxima are loaded
-        # first, together, so their latency hides behind the split reduction.
-        t = temp[row]
-        k = topk[row]
-        G = np.int64(nsplit) * np.int64(tpt)
-        tv = cuda.local.array(TPRE, np.float32)
-        for u in range(TPRE):
-            j = np.int64(tid) + np.int64(u) * bsw
-            vu = _F32_NAN
-            if j < G:
-                vu = tm[row, j]
-            tv[u] = vu
-        b_ = tid
-        while b_ < NBIN:
-            hist[b_] = np.int32(0)
-            b_ += bs
-        if tid < 4:
-            cnt[tid] = np.int32(0)
-        b_ = tid
-        while b_ < KCAP:
-            rk[b_] = np.int32(0)
-            b_ += bs
-        # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
-        # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
-        reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
-                      f1m, f1s, res, sm_r)
-        cv = sm_r[8]
-        lse = row_lse(res)
-        if cv < _I64_0:
-            if tid == 0:
-                tokens[row] = -1
-                logprobs[row] = np.float32(np.nan)
-                status[row] = STATUS_NO_FINITE
-            return
-        # ---- a top-k row: every thread of the block from here on -------------------------
-        is_vllm = vllm != 0
-        inv_t = _F32_1 / t
-        kk = np.int64(k)
-        m = key_value(cv >> _S31)
-        kmax = filter_key(m, inv_t, is_vllm)
-        # (a) tau from a histogram of the tile maxima by their key distance to the row maximum
-        # (dist_bin: monotone, 1/16-octave bins): the first bin B where the tiles counted from
-        # the maximum down reach k; tau = the lowest key of bin B. At least k tiles have their
-        # maximum >= tau, so at least k tokens do. (Fewer than k finite tiles: tau = 0, every
-        # finite token.)
-        for u in range(TPRE):
-            j = np.int64(tid) + np.int64(u) * bsw
-            if j < G:
-                v = tv[u]
-                b = np.int64(NBIN)
-                if is_finite(v):
-                    b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                    atomic_add(hist, b, np.int32(1))
-                sb[j] = np.int16(b)
-        j = np.int64(tid) + np.int64(TPRE) * bsw
-        while j < G:
-            v = tm[row, j]
-            b = np.int64(NBIN)
-            if is_finite(v):
-                b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                atomic_add(hist, b, np.int32(1))
-            sb[j] = np.int16(b)
-            j += bsw
-        cuda.syncthreads()
-        # group sums (NGRP groups of GW bins), then the group and bin where the count reaches k
-        g_ = tid
-        while g_ < NGRP:
-            c32 = np.int32(0)
-            for q in range(GW):
-                c32 += hist[g_ * GW + q]
-            grp[g_] = c32
-            g_ += bs
-        if tid == 0:
-            sm_r[0] = np.int64(NBIN - 1)
-        cuda.syncthreads()
-        g_ = tid
-        while g_ < NGRP:
-            run = _I64_0
-            for q in range(NGRP):
-                gq = np.int64(grp[q])
-                if q < g_:
-                    run += gq
-            if run < kk and run + np.int64(grp[g_]) >= kk:
-                for q in range(GW):
-                    hb = np.int64(hist[g_ * GW + q])
-                    if run < kk and run + hb >= kk:
-                        sm_r[0] = np.int64(g_ * GW + q)
-                    run += hb
-            g_ += bs
-        cuda.syncthreads()
-        bsel = sm_r[0]
-        tau = kmax - bin_dlim(bsel)
-        if tau < _I64_0:
-            tau = _I64_0
-        # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
-        # (candidates are ranked by (key desc, index asc) below)
-        j = np.int64(tid)
-        while j < G:
-            if np.int64(sb[j]) <= bsel:
-                slot = atomic_add(cnt, 1, np.int32(1))
-                if slot < TLMAX:
-                    tl[slot] = np.int32(j)
-            j += bsw
-        cuda.syncthreads()
-        nq = np.int64(cnt[1])
-        C = _I64_0
-        if nq <= TLMAX:
-            # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
-            # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
-            # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
-            # Work item w is token c = w mod ept of list slot w div ept (a float64 quotient,
-            # corrected).
-            ept = (chunk + tpt - 1) // tpt
-            inv_ept = _F64_1 / np.float64(ept)
-            total = nq * ept
-            tb = np.int64(0)
-            while (np.int64(1) << tb) < tpt:
-                tb += 1
-            tmask = np.int64(tpt) - 1
-            w0 = np.int64(tid)
-            vals = cuda.local.array(GU, np.float32)
-            idxs = cuda.local.array(GU, np.int64)
-            while w0 < total:
-                for u2 in range(GU):
-                    w = w0 + np.int64(u2) * bsw
-                    idxs[u2] = _I64_M1
-                    if w < total:
-                        sl = np.int64(np.float64(w) * inv_ept)
-                        if sl * ept > w:
-                            sl -= _I64_1
-                        elif (sl + _I64_1) * ept <= w:
-                            sl += _I64_1
-                        c = w - sl * ept
-                        q = np.int64(tl[sl])
-                        sp = q >> tb
-                        lo = sp * chunk
-                        i = lo + (q & tmask) + (c << tb)
-                        if i < min(lo + chunk, n):
-                            idxs[u2] = i
-                            vals[u2] = load(x, row, i)
-                for u2 in range(GU):
-                    i = idxs[u2]
-                    if i >= _I64_0:
-                        v = vals[u2]
-                        if is_finite(v):
-                            key = filter_key(v, inv_t, is_vllm)
-                            if key >= tau:
-                                slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                                if slot < cap:
-                                    cand[slot] = (key << _S31) | (_LOW31 - i)
-                w0 += bsw * np.int64(GU)
-            cuda.syncthreads()
-            C = np.int64(cnt[0])
-        if nq > TLMAX or C > cap:
-            # Overflow: exact k-th key by a radix select over the whole row, then gather the
-            # top k in index order (ties to the lower index).
-            need = kk
-            prefix = _I64_0
-            nfin = _I64_0
-            for rnd in range(4):
-                sh = np.int64(24 - 8 * rnd)
-                b_ = tid
-                while b_ < _RBINS:
-                    mass[b_] = _I64_0
-                    b_ += bs
-                cuda.syncthreads()
-                i = np.int64(tid)
-                while i < n:
-                    v = load(x, row, i)
-                    if is_finite(v):
-                        key = filter_key(v, inv_t, is_vllm)
-                        if rnd == 0 or (key >> (sh + 8)) == prefix:
-                            atomic_add(mass, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
-                    i += bsw
-                cuda.syncthreads()
-                if rnd == 0:
-                    tot = _I64_0
-                    for b2 in range(_RBINS):
-                        tot += mass[b2]
-                    nfin = tot
-                    if need > nfin:
-                        need = nfin
-                    kk = need
-                digit_pick(mass, sm_c, sm_r, tid, bs, need)
-                prefix = (prefix << np.int64(8)) | sm_r[0]
-                need -= sm_r[1]
-                cuda.syncthreads()
-            vkey = prefix
-            # need = how many tokens with key == vkey the top kk takes (lowest indices first)
-            taken = _I64_0
-            ties = _I64_0
-            i0 = _I64_0
-            while i0 < n and taken < kk:
-                i = i0 + np.int64(tid)
-                gt = _I64_0
-                eq = _I64_0
-                key = _I64_0
-                if i < n:
-                    v = load(x, row, i)
-                    if is_finite(v):
-                        key = filter_key(v, inv_t, is_vllm)
-                        if key > vkey:
-                            gt = _I64_1
-                        elif key == vkey:
-                            eq = _I64_1
-                sm_c[tid] = eq
-                cuda.syncthreads()
-                block_incl_scan(sm_c, tid, bs)
-                eq_rank = ties + sm_c[tid] - eq
-                eq_tot = sm_c[bs - 1]
-                cuda.syncthreads()
-                take = gt
-                if eq == _I64_1 and eq_rank < need:
-                    take = _I64_1
-                sm_c[tid] = take
-                cuda.syncthreads()
-                block_incl_scan(sm_c, tid, bs)
-                slot = taken + sm_c[tid] - take
-                tk_tot = sm_c[bs - 1]
-                if take == _I64_1 and slot < CAND_MAX:
-                    cand[slot] = (key << _S31) | (_LOW31 - i)
-                ties += eq_tot
-                taken += tk_tot
-                cuda.syncthreads()
-                i0 += bsw
-            C = taken
-        elif C < kk:
-            kk = C
-        K = kk
-        # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
-        # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
-        # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
-        # cnt[2] = how many of them pass min-p (a prefix: they are sorted).
-        p = topp[row]
-        mp = minp[row]
-        xm = np.float64(m)                      # llama reference: the raw maximum
-        if is_vllm:
-            xm = np.float64(np.float32(m * inv_t))  # vllm: the scaled maximum
-        thr = _F64_NINF
-        if mp > _F32_0:
-            thr = xm + math.log(np.float64(mp))
-        if C > RANK_MAX:
-            P2 = np.int64(1)
-            while P2 < C:
-                P2 *= 2
-            j = C + np.int64(tid)
-            while j < P2:
-                cand[j] = _I64_M1
-                j += bsw
-            cuda.syncthreads()
-            bitonic_desc(cand, P2, tid, bs)
-        # Rank by counting the larger composites (C <= RANK_MAX): candidate jj's count is split
-        # over ``parts`` threads (tid = part * Cp + jj, Cp = C rounded up to a power of two),
-        # each counting one stretch of the list and adding it to rk[jj]. Above RANK_MAX the
-        # bitonic sort above has ordered cand: the rank is the position.
-        Cp = np.int64(1)
-        lcp = np.int64(0)
-        while Cp < C:
-            Cp *= 2
-            lcp += 1
-        parts = bsw >> lcp
-        if C <= RANK_MAX and parts >= 2:
-            jj = np.int64(tid) & (Cp - 1)
-            part = np.int64(tid) >> lcp
-            per = (C + parts - 1) // parts
-            q = part * per
-            qe = min(C, q + per)
-            if jj < C and q < qe:
-                c_ = count_greater(cand, cand[jj], q, qe)
-                if c_ > _I64_0:
-                    atomic_add(rk, jj, np.int32(c_))
-            cuda.syncthreads()
-        j = np.int64(tid)
-        while j < C:
-            me = cand[j]
-            r_ = j
-            if C <= RANK_MAX:
-                if parts >= 2:
-                    r_ = np.int64(rk[j])
-                else:
-                    r_ = count_greater(cand, me, _I64_0, C)
-            if r_ < K:
-                fv = key_value(me >> _S31)
-                srt[r_] = me
-                sval[r_] = fv
-                mass[r_] = hmass(fv, xm)
-                if np.float64(fv) >= thr:
-                    atomic_add(cnt, 2, np.int32(1))
-            j += bsw
-        cuda.syncthreads()
-        # (c) filters on the sorted prefix. vllm: min-p first (the first cnt[2]), then top-p;
-        # llama: top-p, then min-p (the survivors: the first min(L, cnt[2])).
-        nmp = np.int64(cnt[2])
-        Kp = K
-        if is_vllm and mp > _F32_0:
-            Kp = nmp
-        L = Kp
-        if p < _F32_1:
-            # each owner sums the masses before it; the one where the running sum first reaches
-            # ceil(p * total) sets L
-            if tid == 0:
-                sm_r[7] = Kp
-            cuda.syncthreads()
-            j = np.int64(tid)
-            while j < Kp:
-                before = _I64_0
-                z = _I64_0
-                q = _I64_0
-                while q < Kp:
-                    m0 = mass[q]
-                    m1 = mass[q + 1]
-                    m2 = mass[q + 2]
-                    m3 = mass[q + 3]
-                    if q + 1 >= Kp:
-                        m1 = _I64_0
-                    if q + 2 >= Kp:
-                        m2 = _I64_0
-                    if q + 3 >= Kp:
-                        m3 = _I64_0
-                    z += m0 + m1 + m2 + m3
-                    if q < j:
-                        before += m0
-                    if q + 1 < j:
-                        before += m1
-                    if q + 2 < j:
-                        before += m2
-                    if q + 3 < j:
-                        before += m3
-                    q += 4
-                tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
-                if tgt > z:
-                    tgt = z
-                if before < tgt and before + mass[j] >= tgt:
-                    sm_r[7] = j + _I64_1
-                j += bsw
-            cuda.syncthreads()
-            L = sm_r[7]
-            if L < _I64_1:
-                L = _I64_1
-        if (not is_vllm) and mp > _F32_0 and nmp < L:
-            L = nmp
-        # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
-        sd = seed[row]
-        ps = pos[row]
-        j = np.int64(tid)
-        while j < L:
-            sv = sval[j]
-            if not is_vllm:
-                sv = np.float32(sv * inv_t)
-            sm_cg[j] = score_from_scaled(sv, sd, ps, comp_token(srt[j]))
-            j += bsw
-        cuda.syncthreads()
-        if tid < NFOLD:
-            f1g[tid] = fold_slots(sm_cg, np.int64(tid) * FOLD, L)
-        cuda.syncthreads()
-        if tid == 0:
-            put_token(x, row, comp_token(fold_all(f1g)), lp, lse, row, tokens, logprobs, status)
+    def _finalize(LARGE):
+      # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
+      # shared memory (48 KB of static shared memory a block): a longer candidate list and tile
+      # list (int16), the sorted candidates kept in the list itself (bitonic sort in place, or
+      # the rank-scattered copy in its upper half), their values read back from the keys, the
+      # tile bins read again from the tile maxima, and the counting rank's counts in the
+      # histogram (free by then); top-p by a block scan of the masses.
+      KC = KCAP_L if LARGE else KCAP
+      CM = CAND_MAX_L if LARGE else CAND_MAX
+      CH = CM // 2
+      TLM = TLMAX_L if LARGE else TLMAX
+      TL_DT = np.int16 if LARGE else np.int32
+      SB_N = 1 if LARGE else GMAX
+      SRT_N = 1 if LARGE else KCAP
+      RK_N = 1 if LARGE else KCAP
+      MN = KC + 4
+
+      @cuda.jit(cache=JIT_CACHE)
+      def kern(x, n, nsplit, chunk, tpt, cap, kcap, temp, topk, topp,
+                                       minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
+                                       logprobs, status):
+          row = cuda.blockIdx.x
+          # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
+          # rest (a block-uniform exit before any barrier)
+          if row_mode(temp[row], topk[row], topp[row], minp[row], n, kcap) != MODE_TILE:
+              return
+          tid = cuda.threadIdx.x
+          bs = cuda.blockDim.x
+          sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
+          sm_cg = cuda.shared.array(MAX_BLOCK, np.int64)
+          sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)
+          sm_ls = cuda.shared.array(MAX_BLOCK, np.float64)
+          f1c = cuda.shared.array(NFOLD, np.int64)
+          f1g = cuda.shared.array(NFOLD, np.int64)
+          f1m = cuda.shared.array(NFOLD, np.float64)
+          f1s = cuda.shared.array(NFOLD, np.float64)
+          res = cuda.shared.array(4, np.float64)
+          sb = cuda.shared.array(SB_N, np.int16)
+          tl = cuda.shared.array(TLM, TL_DT)
+          cand = cuda.shared.array(CM, np.int64)
+          srt = cuda.shared.array(SRT_N, np.int64)
+          sval = cuda.shared.array(SRT_N, np.float32)
+          mass = cuda.shared.array(MN, np.int64)
+          hist = cuda.shared.array(NBIN, np.int32)
+          rk = cuda.shared.array(RK_N, np.int32)
+          grp = cuda.shared.array(NGRP, np.int32)
+          cnt = cuda.shared.array(4, np.int32)
+          sm_r = cuda.shared.array(16, np.int64)
+          bsw = np.int64(bs)
+          # The row's parameters and this thread's first tile maxima are loaded
+          # first, together, so their latency hides behind the split reduction.
+          t = temp[row]
+          k = topk[row]
+          G = np.int64(nsplit) * np.int64(tpt)
+          tv = cuda.local.array(TPRE, np.float32)
+          for u in range(TPRE):
+              j = np.int64(tid) + np.int64(u) * bsw
+              vu = _F32_NAN
+              if j < G:
+                  vu = tm[row, j]
+              tv[u] = vu
+          b_ = tid
+          while b_ < NBIN:
+              hist[b_] = np.int32(0)
+              b_ += bs
+          if tid < 4:
+              cnt[tid] = np.int32(0)
+          if not LARGE:
+              b_ = tid
+              while b_ < KCAP:
+                  rk[b_] = np.int32(0)
+                  b_ += bs
+          # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
+          # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
+          reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
+                        f1m, f1s, res, sm_r)
+          cv = sm_r[8]
+          lse = row_lse(res)
+          if cv < _I64_0:
+              if tid == 0:
+                  tokens[row] = -1
+                  logprobs[row] = np.float32(np.nan)
+                  status[row] = STATUS_NO_FINITE
+              return
+          # ---- a top-k row: every thread of the block from here on -------------------------
+          is_vllm = vllm != 0
+          inv_t = _F32_1 / t
+          kk = np.int64(k)
+          m = key_value(cv >> _S31)
+          kmax = filter_key(m, inv_t, is_vllm)
+          # (a) tau from a histogram of the tile maxima by their key distance to the row maximum
+          # (dist_bin: monotone, 1/16-octave bins): the first bin B where the tiles counted from
+          # the maximum down reach k; tau = the lowest key of bin B. At least k tiles have their
+          # maximum >= tau, so at least k tokens do. (Fewer than k finite tiles: tau = 0, every
+          # finite token.)
+          for u in range(TPRE):
+              j = np.int64(tid) + np.int64(u) * bsw
+              if j < G:
+                  v = tv[u]
+                  b = np.int64(NBIN)
+                  if is_finite(v):
+                      b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                      atomic_add(hist, b, np.int32(1))
+                  if not LARGE:
+                      sb[j] = np.int16(b)
+          j = np.int64(tid) + np.int64(TPRE) * bsw
+          while j < G:
+              v = tm[row, j]
+              b = np.int64(NBIN)
+              if is_finite(v):
+                  b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                  atomic_add(hist, b, np.int32(1))
+              if not LARGE:
+                  sb[j] = np.int16(b)
+              j += bsw
+          cuda.syncthreads()
+          # group sums (NGRP groups of GW bins), then the group and bin where the count reaches k
+          g_ = tid
+          while g_ < NGRP:
+              c32 = np.int32(0)
+              for q in range(GW):
+                  c32 += hist[g_ * GW + q]
+              grp[g_] = c32
+              g_ += bs
+          if tid == 0:
+              sm_r[0] = np.int64(NBIN - 1)
+          cuda.syncthreads()
+          g_ = tid
+          while g_ < NGRP:
+              run = _I64_0
+              for q in range(NGRP):
+                  gq = np.int64(grp[q])
+                  if q < g_:
+                      run += gq
+              if run < kk and run + np.int64(grp[g_]) >= kk:
+                  for q in range(GW):
+                      hb = np.int64(hist[g_ * GW + q])
+                      if run < kk and run + hb >= kk:
+                          sm_r[0] = np.int64(g_ * GW + q)
+                      run += hb
+              g_ += bs
+          cuda.syncthreads()
+          bsel = sm_r[0]
+          tau = kmax - bin_dlim(bsel)
+          if tau < _I64_0:
+              tau = _I64_0
+          # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
+          # (candidates are ranked by (key desc, index asc) below)
+          j = np.int64(tid)
+          while j < G:
+              if LARGE:
+                  v = tm[row, j]
+                  sel = False
+                  if is_finite(v):
+                      sel = dist_bin(kmax - filter_key(v, inv_t, is_vllm)) <= bsel
+              else:
+                  sel = np.int64(sb[j]) <= bsel
+              if sel:
+                  slot = atomic_add(cnt, 1, np.int32(1))
+                  if slot < TLM:
+                      tl[slot] = TL_DT(j)
+              j += bsw
+          if LARGE:
+              # the histogram serves the counting rank from here on (rk)
+              b_ = tid
+              while b_ < KCAP:
+                  hist[b_] = np.int32(0)
+                  b_ += bs
+          cuda.syncthreads()
+          nq = np.int64(cnt[1])
+          C = _I64_0
+          if nq <= TLM:
+              # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
+              # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
+              # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
+              # Work item w is token c = w mod ept of list slot w div ept (a float64 quotient,
+              # corrected).
+              ept = (chunk + tpt - 1) // tpt
+              inv_ept = _F64_1 / np.float64(ept)
+              total = nq * ept
+              tb = np.int64(0)
+              while (np.int64(1) << tb) < tpt:
+                  tb += 1
+              tmask = np.int64(tpt) - 1
+              w0 = np.int64(tid)
+              vals = cuda.local.array(GU, np.float32)
+              idxs = cuda.local.array(GU, np.int64)
+              while w0 < total:
+                  for u2 in range(GU):
+                      w = w0 + np.int64(u2) * bsw
+                      idxs[u2] = _I64_M1
+                      if w < total:
+                          sl = np.int64(np.float64(w) * inv_ept)
+                          if sl * ept > w:
+                              sl -= _I64_1
+                          elif (sl + _I64_1) * ept <= w:
+                              sl += _I64_1
+                          c = w - sl * ept
+                          q = np.int64(tl[sl])
+                          sp = q >> tb
+                          lo = sp * chunk
+                          i = lo + (q & tmask) + (c << tb)
+                          if i < min(lo + chunk, n):
+                              idxs[u2] = i
+                              vals[u2] = load(x, row, i)
+                  for u2 in range(GU):
+                      i = idxs[u2]
+                      if i >= _I64_0:
+                          v = vals[u2]
+                          if is_finite(v):
+                              key = filter_key(v, inv_t, is_vllm)
+                              if key >= tau:
+                                  slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+                                  if slot < cap:
+                                      cand[slot] = (key << _S31) | (_LOW31 - i)
+                  w0 += bsw * np.int64(GU)
+              cuda.syncthreads()
+              C = np.int64(cnt[0])
+          if nq > TLM or C > cap:
+              # Overflow: exact k-th key by a radix select over the whole row, then gather the
+              # top k in index order (ties to the lower index).
+              need = kk
+              prefix = _I64_0
+              nfin = _I64_0
+              for rnd in range(4):
+                  sh = np.int64(24 - 8 * rnd)
+                  b_ = tid
+                  while b_ < _RBINS:
+                      mass[b_] = _I64_0
+                      b_ += bs
+                  cuda.syncthreads()
+                  i = np.int64(tid)
+                  while i < n:
+                      v = load(x, row, i)
+                      if is_finite(v):
+                          key = filter_key(v, inv_t, is_vllm)
+                          if rnd == 0 or (key >> (sh + 8)) == prefix:
+                              atomic_add(mass, (key >> sh) & np.int64(_RBINS - 1), _I64_1)
+                      i += bsw
+                  cuda.syncthreads()
+                  if rnd == 0:
+                      tot = _I64_0
+                      for b2 in range(_RBINS):
+                          tot += mass[b2]
+                      nfin = tot
+                      if need > nfin:
+                          need = nfin
+                      kk = need
+                  digit_pick(mass, sm_c, sm_r, tid, bs, need)
+                  prefix = (prefix << np.int64(8)) | sm_r[0]
+                  need -= sm_r[1]
+                  cuda.syncthreads()
+              vkey = prefix
+              # need = how many tokens with key == vkey the top kk takes (lowest indices first)
+              taken = _I64_0
+              ties = _I64_0
+              i0 = _I64_0
+              while i0 < n and taken < kk:
+                  i = i0 + np.int64(tid)
+                  gt = _I64_0
+                  eq = _I64_0
+                  key = _I64_0
+                  if i < n:
+                      v = load(x, row, i)
+                      if is_finite(v):
+                          key = filter_key(v, inv_t, is_vllm)
+                          if key > vkey:
+                              gt = _I64_1
+                          elif key == vkey:
+                              eq = _I64_1
+                  sm_c[tid] = eq
+                  cuda.syncthreads()
+                  block_incl_scan(sm_c, tid, bs)
+                  eq_rank = ties + sm_c[tid] - eq
+                  eq_tot = sm_c[bs - 1]
+                  cuda.syncthreads()
+                  take = gt
+                  if eq == _I64_1 and eq_rank < need:
+                      take = _I64_1
+                  sm_c[tid] = take
+                  cuda.syncthreads()
+                  block_incl_scan(sm_c, tid, bs)
+                  slot = taken + sm_c[tid] - take
+                  tk_tot = sm_c[bs - 1]
+                  if take == _I64_1 and slot < CM:
+                      cand[slot] = (key << _S31) | (_LOW31 - i)
+                  ties += eq_tot
+                  taken += tk_tot
+                  cuda.syncthreads()
+                  i0 += bsw
+              C = taken
+          elif C < kk:
+              kk = C
+          K = kk
+          # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
+          # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
+          # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
+          # cnt[2] = how many of them pass min-p (a prefix: they are sorted).
+          p = topp[row]
+          mp = minp[row]
+          xm = np.float64(m)                      # llama reference: the raw maximum
+          if is_vllm:
+              xm = np.float64(np.float32(m * inv_t))  # vllm: the scaled maximum
+          thr = _F64_NINF
+          if mp > _F32_0:
+              thr = xm + math.log(np.float64(mp))
+          if C > RANK_MAX:
+              P2 = np.int64(1)
+              while P2 < C:
+                  P2 *= 2
+              j = C + np.int64(tid)
+              while j < P2:
+                  cand[j] = _I64_M1
+                  j += bsw
+              cuda.syncthreads()
+              bitonic_desc(cand, P2, tid, bs)
+          # Rank by counting the larger composites (C <= RANK_MAX): candidate jj's count is split
+          # over ``parts`` threads (tid = part * Cp + jj, Cp = C rounded up to a power of two),
+          # each counting one stretch of the list and adding it to rk[jj]. Above RANK_MAX the
+          # bitonic sort above has ordered cand: the rank is the position.
+          Cp = np.int64(1)
+          lcp = np.int64(0)
+          while Cp < C:
+              Cp *= 2
+              lcp += 1
+          parts = bsw >> lcp
+          if C <= RANK_MAX and parts >= 2:
+              jj = np.int64(tid) & (Cp - 1)
+              part = np.int64(tid) >> lcp
+              per = (C + parts - 1) // parts
+              q = part * per
+              qe = min(C, q + per)
+              if jj < C and q < qe:
+                  c_ = count_greater(cand, cand[jj], q, qe)
+                  if c_ > _I64_0:
+                      if LARGE:
+                          atomic_add(hist, jj, np.int32(c_))
+                      else:
+                          atomic_add(rk, jj, np.int32(c_))
+              cuda.syncthreads()
+          # LARGE: the sorted prefix stays in cand (sorted in place above RANK_MAX), or goes to
+          # its upper half (C <= RANK_MAX < CH); else to srt / sval
+          so = _I64_0
+          if LARGE and C <= RANK_MAX:
+              so = np.int64(CH)
+          j = np.int64(tid)
+          while j < C:
+              me = cand[j]
+              r_ = j
+              if C <= RANK_MAX:
+                  if parts >= 2:
+                      if LARGE:
+                          r_ = np.int64(hist[j])
+                      else:
+                          r_ = np.int64(rk[j])
+                  else:
+                      r_ = count_greater(cand, me, _I64_0, C)
+              if r_ < K:
+                  fv = key_value(me >> _S31)
+                  if LARGE:
+                      if so > _I64_0:
+                          cand[so + r_] = me
+                  else:
+                      srt[r_] = me
+                      sval[r_] = fv
+                  mass[r_] = hmass(fv, xm)
+                  if np.float64(fv) >= thr:
+                      atomic_add(cnt, 2, np.int32(1))
+              j += bsw
+          cuda.syncthreads()
+          # (c) filters on the sorted prefix. vllm: min-p first (the first cnt[2]), then top-p;
+          # llama: top-p, then min-p (the survivors: the first min(L, cnt[2])).
+          nmp = np.int64(cnt[2])
+          Kp = K
+          if is_vllm and mp > _F32_0:
+              Kp = nmp
+          L = Kp
+          if p < _F32_1 and LARGE:
+              # each thread sums a stretch of the masses, a block scan gives what comes before
+              # each stretch and the total; the position where the running sum first reaches
+              # ceil(p * total) sets L
+              if tid == 0:
+                  sm_r[7] = Kp
+              per = (Kp + bsw - 1) // bsw
+              q0 = np.int64(tid) * per
+              q1 = min(Kp, q0 + per)
+              own = _I64_0
+              q = q0
+              while q < q1:
+                  own += mass[q]
+                  q += 1
+              sm_c[tid] = own
+              cuda.syncthreads()
+              block_incl_scan(sm_c, tid, bs)
+              z = sm_c[bs - 1]
+              before = sm_c[tid] - own
+              tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
+              if tgt > z:
+                  tgt = z
+              q = q0
+              while q < q1:
+                  mq = mass[q]
+                  if before < tgt and before + mq >= tgt:
+                      sm_r[7] = q + _I64_1
+                  before += mq
+                  q += 1
+              cuda.syncthreads()
+              L = sm_r[7]
+              if L < _I64_1:
+                  L = _I64_1
+          elif p < _F32_1:
+              # each owner sums the masses before it; the one where the running sum first reaches
+              # ceil(p * total) sets L
+              if tid == 0:
+                  sm_r[7] = Kp
+              cuda.syncthreads()
+              j = np.int64(tid)
+              while j < Kp:
+                  before = _I64_0
+                  z = _I64_0
+                  q = _I64_0
+                  while q < Kp:
+                      m0 = mass[q]
+                      m1 = mass[q + 1]
+                      m2 = mass[q + 2]
+                      m3 = mass[q + 3]
+                      if q + 1 >= Kp:
+                          m1 = _I64_0
+                      if q + 2 >= Kp:
+                          m2 = _I64_0
+                      if q + 3 >= Kp:
+                          m3 = _I64_0
+                      z += m0 + m1 + m2 + m3
+                      if q < j:
+                          before += m0
+                      if q + 1 < j:
+                          before += m1
+                      if q + 2 < j:
+                          before += m2
+                      if q + 3 < j:
+                          before += m3
+                      q += 4
+                  tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
+                  if tgt > z:
+                      tgt = z
+                  if before < tgt and before + mass[j] >= tgt:
+                      sm_r[7] = j + _I64_1
+                  j += bsw
+              cuda.syncthreads()
+              L = sm_r[7]
+              if L < _I64_1:
+                  L = _I64_1
+          if (not is_vllm) and mp > _F32_0 and nmp < L:
+              L = nmp
+          # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
+          sd = seed[row]
+          ps = pos[row]
+          # (each thread folds its survivors j = tid, tid + bs, ...: a slot a thread)
+          j = np.int64(tid)
+          best = _I64_M1
+          while j < L:
+              if LARGE:
+                  cj = cand[so + j]
+                  sv = key_value(cj >> _S31)
+              else:
+                  cj = srt[j]
+                  sv = sval[j]
+              if not is_vllm:
+                  sv = np.float32(sv * inv_t)
+              sc = score_from_scaled(sv, sd, ps, comp_token(cj))
+              if sc > best:
+                  best = sc
+              j += bsw
+          if tid < L:
+              sm_cg[tid] = best
+          cuda.syncthreads()
+          if tid < NFOLD:
+              f1g[tid] = fold_slots(sm_cg, np.int64(tid) * FOLD, min(L, bsw))
+          cuda.syncthreads()
+          if tid == 0:
+              put_token(x, row, comp_token(fold_all(f1g)), lp, lse, row, tokens, logprobs, status)
+
+      return kern
+
+    finals = {}
+
+    def finalize(large=False):
+        # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP).
+        key = bool(large)
+        kern = finals.get(key)
+        if kern is None:
+            kern = finals[key] = _finalize(key)
+        return kern
 
     helpers = SimpleNamespace(row_mode=row_mode, filter_key=filter_key, key_value=key_value,
                               comp=comp, comp_of=comp_of, comp_token=comp_token,
@@ -1396,4 +1506,4 @@ def make(cuda, load, h):
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
     return SimpleNamespace(helpers=helpers, partials=partials,
-                           _sample_finalize_fast_kernel=_sample_finalize_fast_kernel)
+                           finalize=finalize)

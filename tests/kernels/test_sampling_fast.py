@@ -1,6 +1,7 @@
 """Phase 1 and the tile finalize (rocsample.kernels.sampling_fast) against the reference: the
 one-launch greedy / unfiltered rows, the tile bound, the candidate gather, its overflow fallback,
-ties at the k-th key, both orders, and the routing rules."""
+ties at the k-th key, both orders, the routing rules, and the finalize's large form (top_k up
+to KCAP_L) on the same cases and past the small form's limit."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ from tests.kernels.test_sampling import run_shape as _run
 shape = path_shape("the fast path", sim=dict(splits=2), gpu={})
 
 
+@pytest.fixture(params=["small", "large"])
+def form(request, monkeypatch):
+    """The tile finalize's form the case runs through: its small one (top_k <= KCAP) as the
+    router picks, or the large one (``finalize(True)``) for every top-k row."""
+    if request.param == "large":
+        monkeypatch.setattr(router, "TILE_LARGE", True)
+        monkeypatch.setattr(rs, "_PLANS", {})  # no cached plan bound the small form's launches
+    return request.param
+
+
 CHAINS = [
     dict(temperature=0.8, top_k=1),
     dict(temperature=0.8, top_k=7),
@@ -32,7 +43,7 @@ CHAINS = [
 
 @pytest.mark.parametrize("order", ["llama", "vllm"])
 @pytest.mark.parametrize("params", CHAINS, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()))
-def test_topk_chains_match_reference(backend, shape, rng, params, order):
+def test_topk_chains_match_reference(backend, shape, rng, params, order, form):
     lg = (rng.normal(size=(shape["rows"], shape["vocab"])) * 3).astype(np.float32)
     seed = rng.integers(0, 2**63, shape["rows"])
     tok, lp = _run(shape, lg, seed=seed, position=5, order=order, **params)
@@ -40,7 +51,7 @@ def test_topk_chains_match_reference(backend, shape, rng, params, order):
 
 
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_ties_at_the_kth_key(backend, shape, rng, order):
+def test_ties_at_the_kth_key(backend, shape, rng, order, form):
     # Coarse values: the k-th key is shared by many tokens, the lower indices must win.
     lg = np.round(rng.normal(size=(shape["rows"], shape["vocab"])) * 2).astype(np.float32) / 2
     lg[0, :] = 1.0                       # every token tied
@@ -53,7 +64,7 @@ def test_ties_at_the_kth_key(backend, shape, rng, order):
 
 
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_overflow_fallback_is_exact(backend, shape, rng, order):
+def test_overflow_fallback_is_exact(backend, shape, rng, order, form):
     # A tiny candidate capacity forces the in-block radix select and the ordered gather; sorted
     # rows put the whole top k in one tile (the adversarial case for the tile bound).
     lg = (rng.normal(size=(shape["rows"], shape["vocab"])) * 3).astype(np.float32)
@@ -65,6 +76,59 @@ def test_overflow_fallback_is_exact(backend, shape, rng, order):
         params = dict(temperature=0.8, top_k=k, top_p=0.9, min_p=0.02)
         tok, lp = _run(shape, lg, seed=seed, position=3, order=order, _cap=cap, **params)
         compare(backend, lg, tok, lp, seed=seed, position=3, order=order, **params)
+
+
+@pytest.fixture(scope="module")
+def large_shape(backend):
+    """Rows whose tiles make the large form's candidates fit for top_k past KCAP: 2 x 4096 in
+    16 splits of 64 threads (1024 tile maxima) on the simulator, 8 x 151936 as the plan makes it
+    on a GPU."""
+    if not backend.is_device:
+        pytest.skip("the tile finalize is a device launch plan (cpu runs the reference)")
+    if backend.name == "sim":
+        return dict(rows=2, vocab=4096, block=64, splits=16, k=300)
+    return dict(rows=8, vocab=151936, block=None, splits=None, k=1000)
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monkeypatch):
+    # top_k past KCAP through the large form (the router takes it for batches of 64 rows or
+    # more; forced here at fewer): its bitonic sort in place, the block scan of the masses for
+    # top-p over more survivors than threads, the per-thread fold of the draw; then the same
+    # rows with a candidate list too short (the radix fallback, then the sort of the top k it
+    # gathers)
+    sh = large_shape
+    rows, vocab, k = sh["rows"], sh["vocab"], sh["k"]
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    plan = rs.Sampler(rows, vocab, "float32", _block=sh["block"], _splits=sh["splits"]).plan
+    hk = router.Host(np.full(rows, 0.9, np.float32), np.full(rows, k), np.ones(rows, np.float32),
+                     np.zeros(rows, np.float32))
+    r = router.route(plan, hk)
+    assert r.large and r.kcap == KF.KCAP_L and not r.hist
+    # the tiles alone would have fitted: the candidates stay in the list, the fallback is the
+    # case that asks for it
+    assert router.tile_large_fits(plan.splits * plan.tpt, k)
+    lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
+    lg[-1, 5::7] = np.nan
+    seed = rng.integers(0, 2**63, rows)
+    cases = [(None, dict(temperature=0.9, top_k=k)),
+             (None, dict(temperature=0.8, top_k=k, top_p=0.9, min_p=0.01))]
+    if order == "llama" or backend.name != "sim":  # (the fallback: one order on the simulator)
+        cases.append((64, dict(temperature=1.2, top_k=k, top_p=0.95)))
+    for cap, params in cases:
+        kw = {} if cap is None else dict(_cap=cap)
+        tok, lp = _run(sh, lg, seed=seed, position=11, order=order, **kw, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=11, order=order, **params)
+    # the top-p cut exactly after the first of two tied maxima (the others' mass is nothing):
+    # token 3 at every position; a cut one place off draws 9 about half the time (six draws)
+    lg2 = (rng.normal(size=(rows, vocab)) * 0.5 + 2).astype(np.float32)
+    lg2[:, [3, 9]] = 40.0
+    params = dict(temperature=1.0, top_k=k, top_p=0.4)
+    for pos in range(3):
+        tok, lp = _run(sh, lg2, seed=seed, position=pos, order=order, **params)
+        assert (host(backend, tok) == 3).all()
+        compare(backend, lg2, tok, lp, seed=seed, position=pos, order=order, **params)
 
 
 def test_greedy_unfiltered_and_tile_rows_in_one_launch(backend, shape, rng):

@@ -30,6 +30,7 @@ def kmax(shape, monkeypatch):
     # the one-off calls' cached plans (and their bound launches) are set aside: none was made
     # with this limit
     monkeypatch.setattr(router, "TILE_KMAX", shape["kmax"])
+    monkeypatch.setattr(router, "TILE_LARGE", False)  # (top_k 1000 through this path on a GPU)
     monkeypatch.setattr(rs, "_PLANS", {})
 
 

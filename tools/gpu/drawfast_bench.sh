@@ -8,7 +8,7 @@ source tools/gpu/env.sh
 T0=$SECONDS
 BARGS=(--backend cuda -q -rfEs -p no:cacheprovider --bench-drop-data --benchmark-max-time=0.02
        --benchmark-min-rounds=5 --benchmark-columns=median,rounds --bench-shapes=all)
-K="(temperature or chain or rows) and not reference"
+K=${K:-"(temperature or chain or rows) and not reference"}  # (K=... other modes)
 use_flashinfer fi0214
 timeout -s INT -k 10 ${B1_LIMIT:-150} python3 -m pytest "${BARGS[@]}" --benchmark-json="$OUT/t1.json" \
   bench/test_sampling.py -k "$K" > /tmp/t1.log 2>&1
@@ -19,4 +19,4 @@ timeout -s INT -k 10 ${B2_LIMIT:-80} python3 -m pytest "${BARGS[@]}" --benchmark
 echo "== t2 rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/t2.log)"
 use_flashinfer fi0214
 python3 -m bench.report "$OUT"/t1.json "$OUT"/t2.json > "$OUT/report.md" 2>> /tmp/t2.log
-grep -E "^\| (temperature|chain_dev) \|" "$OUT/report.md" | head -20
+grep -E "^\| (${REPORT_MODES:-temperature|chain_dev}) \|" "$OUT/report.md" | cut -c1-400 | head -40
