@@ -26,6 +26,7 @@ them, each row deciding on the device by the same rule.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +46,9 @@ TILE_KMAX = KF.KCAP
 #: host parameters with a row's top_k in (TILE_KMAX, KCAP_L] in a batch of at least
 #: ``_LARGE_MIN_ROWS`` rows where :func:`tile_large_fits`;
 #: True, for every call with a top-k row up to KCAP_L (tests: the large form at small shapes);
-#: False, never (those rows take the histogram path).
-TILE_LARGE = None
+#: False, never (those rows take the histogram path). ``ROCSAMPLE_TILE_LARGE=1`` / ``0`` sets
+#: True / False at import (device timings).
+TILE_LARGE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_LARGE", ""))
 #: The share of the large form's candidate list the expected candidates may fill (the rest is
 #: room for rows whose largest tokens crowd into fewer tiles than random ones; past the list,
 #: the radix fallback, exact but one block reading the row five times).
