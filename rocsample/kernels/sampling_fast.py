@@ -57,15 +57,6 @@ leaves the row's state. Every path gives the reference's tokens.
    k in index order (ties to the lower index), then continues at (c): slower (one block reads
    the row five times) but exact.
 
-   ``finalize(True)``, the large form, serves ``0 < k <= KCAP_L`` (the router launches it for
-   batches whose top_k passes KCAP where the tiles make the candidates fit): the same tau, then
-   every token with key >= tau gathered by a coalesced scan of the row (about a thousand
-   qualifying tiles hold some 40% of it, and a tile's tokens are ``tpt`` apart: one memory
-   sector a load) into CAND_MAX_L candidates in the same static shared memory, the sorted
-   prefix kept in the candidate list (bitonic sort in place above RANK_MAX, else the
-   rank-scattered copy in its upper half), values read back from the keys (``key_value``), the
-   counting rank's counts in the tile histogram, and top-p by a block scan of the masses.
-
 Reads of the logits: greedy and temperature 1 (one launch); top-k chains 1 plus the gathered
 tiles (about ``k * n / tiles`` tokens, from L2 at small batch). Every choice is an exact
 comparison or an integer sum, so tokens do not depend on split count, tile count or block size.
@@ -86,11 +77,12 @@ from rocsample.kernels import philox as _ph
 KCAP = 256
 #: The mass array: KCAP plus the three slots the unrolled prefix sums read past the end.
 MASS_N = KCAP + 4
-#: Largest top_k of the tile finalize's large form (``finalize(True)``), and its candidate list
-#: (the router takes it where the tiles make the candidates fit:
+#: Largest top_k of the tile finalize's large form (``finalize(True)``), with its candidate and
+#: qualifying-tile lists (the router takes it where the tiles make the candidates fit:
 #: ``rocsample.sampling_router.tile_large_fits``).
 KCAP_L = 1024
 CAND_MAX_L = 2048
+TLMAX_L = 2048
 #: Candidate list capacity per row (shared memory); the gather overflows past it.
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
@@ -1013,16 +1005,16 @@ def make(cuda, load, h):
 
     def _finalize(LARGE):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
-      # shared memory (48 KB of static shared memory a block): a longer candidate list filled
-      # by a scan of the row (no tile list, no tile bins), the sorted candidates kept in the
-      # list itself (bitonic sort in place, or the rank-scattered copy in its upper half), their
-      # values read back from the keys, and the counting rank's counts in the histogram (free
-      # by then); top-p by a block scan of the masses.
+      # shared memory (48 KB of static shared memory a block): a longer candidate list and tile
+      # list (int16), the sorted candidates kept in the list itself (bitonic sort in place, or
+      # the rank-scattered copy in its upper half), their values read back from the keys, the
+      # tile bins read again from the tile maxima, and the counting rank's counts in the
+      # histogram (free by then); top-p by a block scan of the masses.
       KC = KCAP_L if LARGE else KCAP
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
-      TLM = 1 if LARGE else TLMAX
-      TL_DT = np.int32
+      TLM = TLMAX_L if LARGE else TLMAX
+      TL_DT = np.int16 if LARGE else np.int32
       SB_N = 1 if LARGE else GMAX
       SRT_N = 1 if LARGE else KCAP
       RK_N = 1 if LARGE else KCAP
@@ -1158,11 +1150,17 @@ def make(cuda, load, h):
           if tau < _I64_0:
               tau = _I64_0
           # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
-          # (candidates are ranked by (key desc, index asc) below). The large form gathers by
-          # a scan of the row instead (below).
+          # (candidates are ranked by (key desc, index asc) below)
           j = np.int64(tid)
-          while j < G and not LARGE:
-              if np.int64(sb[j]) <= bsel:
+          while j < G:
+              if LARGE:
+                  v = tm[row, j]
+                  sel = False
+                  if is_finite(v):
+                      sel = dist_bin(kmax - filter_key(v, inv_t, is_vllm)) <= bsel
+              else:
+                  sel = np.int64(sb[j]) <= bsel
+              if sel:
                   slot = atomic_add(cnt, 1, np.int32(1))
                   if slot < TLM:
                       tl[slot] = TL_DT(j)
@@ -1176,32 +1174,7 @@ def make(cuda, load, h):
           cuda.syncthreads()
           nq = np.int64(cnt[1])
           C = _I64_0
-          if LARGE:
-              # (b) the large form: every finite token with key >= tau, by a scan of the whole
-              # row in index order, GU loads a thread in flight. About a thousand qualifying
-              # tiles hold ~40% of the row, and their tokens (tpt apart) would be one
-              # 32-byte sector a load: the row's own sectors are fewer, and coalesced.
-              vals = cuda.local.array(GU, np.float32)
-              i0 = np.int64(tid)
-              while i0 < n:
-                  for u2 in range(GU):
-                      i = i0 + np.int64(u2) * bsw
-                      if i < n:
-                          vals[u2] = load(x, row, i)
-                  for u2 in range(GU):
-                      i = i0 + np.int64(u2) * bsw
-                      if i < n:
-                          v = vals[u2]
-                          if is_finite(v):
-                              key = filter_key(v, inv_t, is_vllm)
-                              if key >= tau:
-                                  slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                                  if slot < cap:
-                                      cand[slot] = (key << _S31) | (_LOW31 - i)
-                  i0 += bsw * np.int64(GU)
-              cuda.syncthreads()
-              C = np.int64(cnt[0])
-          elif nq <= TLM:
+          if nq <= TLM:
               # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
               # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
               # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
