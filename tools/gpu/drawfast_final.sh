@@ -9,13 +9,6 @@
 source tools/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 T0=$SECONDS
-mkdir -p "$OUT/san"
-(sleep 30; OUT=$OUT/san FILES="tests/kernels/test_sampling_fast.py" PYARGS="-k near_ties" \
-   TOOLS="memcheck racecheck synccheck" LIMIT=90 WARM=0 bash tools/gpu/sanitize.sh > "$OUT/san/san.out" 2>&1;
-   echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt") &
-timeout ${GATE_LIMIT:-330} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
-  > "$OUT/gate.log" 2>&1
-echo "gate rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt"
-wait
-cat "$OUT/done.txt"; tail -4 "$OUT/gate.log"; cat "$OUT/san/san.out" | grep -E "errors|hazards|rc " | tail -8
+SAN_FILES="tests/kernels/test_sampling_fast.py -k near_ties" SAN_DELAY=30 GATE_LIMIT=330 \
+  source tools/gpu/gate_san.sh
 bash tools/gpu/drawfast_bench.sh

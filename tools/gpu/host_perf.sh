@@ -28,17 +28,7 @@ timeout 240 python3 -m pytest bench/test_host_overhead.py --backend cuda -q -p n
   | tee "$OUT/host-perf-bench.log" | tail -8
 brc=${PIPESTATUS[0]}
 echo "HOST BENCH rc=$brc"
-python3 - "$OUT/host-perf.json" <<'PY' | tee "$OUT/host-perf-summary.txt"
-import json, sys
-rows = json.load(open(sys.argv[1]))["benchmarks"]
-for b in sorted(rows, key=lambda b: b["name"]):
-    e = b["extra_info"]
-    t = e.get("target_us")
-    mark = "" if t is None else ("  MET" if e["host_us_median"] <= t else f"  MISSED (<= {t})")
-    idle = e.get("host_us_idle_median")
-    idle = "" if idle is None else f" (idle GPU {idle:.1f} us)"
-    print(f"{e['host_us_median']:8.1f} us  {e.get('impl', b['name'])} {e.get('shape', '')}{mark}{idle}")
-PY
+python3 tools/gpu/host_summary.py "$OUT/host-perf.json" | tee "$OUT/host-perf-summary.txt"
 # the decode loop's eager steps with rocsample (and torch): how many logits addresses a loop meets
 timeout 120 python3 -m pytest bench/test_decode_loop.py --backend cuda -q -p no:cacheprovider \
   -k "eager and (rocsample or torch)" --benchmark-json="$OUT/decode-quick.json" 2>&1 | tail -3

@@ -7,15 +7,8 @@
 source tools/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 T0=$SECONDS
-mkdir -p "$OUT/san"
-(sleep 30; OUT=$OUT/san FILES="tests/kernels/test_sampling_fast.py" PYARGS="-k draw" \
-   TOOLS="memcheck racecheck synccheck" LIMIT=100 WARM=0 bash tools/gpu/sanitize.sh > "$OUT/san/san.out" 2>&1;
-   echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt") &
-timeout ${GATE_LIMIT:-330} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
-  > "$OUT/gate.log" 2>&1
-echo "gate rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt"
-wait
-cat "$OUT/done.txt"; tail -4 "$OUT/gate.log"; grep -E "errors|hazards|rc |passed" "$OUT/san/san.out" | tail -10
+F=tests/kernels/test_sampling_fast.py
+SAN_FILES="$F -k draw" SAN_DELAY=30 SAN_LIMIT=100 GATE_LIMIT=330 source tools/gpu/gate_san.sh
 SWEEP_MODES=temperature SWEEP_SHAPES=8x32000,64x32000,256x32000 timeout 150 python3 tools/gpu/split_sweep.py 2>&1 \
   | grep -v Warning | tail -6
 echo "sweep done at $((SECONDS - T0)) s"
