@@ -147,7 +147,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
         V.fail("logits", f"n_vocab <= {K.MAX_VOCAB_TOP_P} with top_p < 1 (fixed-point mass)", nv)
     vllm = order == "vllm"
     kcap, large = tile_limit(plan, host)
-    m = modes(plan, host)
+    m = modes(plan, host, kcap)
     if m is None:
         return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
     select = bool((m == KF.MODE_HIST).any())
@@ -183,15 +183,18 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
     return small, False
 
 
-def modes(plan, host: Host):
+def modes(plan, host: Host, kcap: int | None = None):
     """Each row's mode (``kernels.sampling_fast.row_mode``, the kernels' own rule) from host
-    values; None when a parameter is a device array (the kernels then decide per row)."""
+    values; None when a parameter is a device array (the kernels then decide per row). ``kcap``:
+    the tile limit :func:`tile_limit` gives (computed here when not given)."""
     t, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
     if t is None or k is None or p is None or mp is None:
         return None
     greedy = ~(t > 0)
     kon = (k > 0) & (k < plan.n_vocab)
-    tile = ~greedy & kon & (k <= tile_limit(plan, host)[0])
+    if kcap is None:
+        kcap = tile_limit(plan, host)[0]
+    tile = ~greedy & kon & (k <= kcap)
     hist = ~greedy & ~tile & (kon | (p < 1))
     minp = ~greedy & ~tile & ~hist & (mp > 0)
     m = np.full(t.shape, KF.MODE_RACE, np.int64)
