@@ -240,9 +240,11 @@ def _host_time(benchmark, torch, fn, **info):
                                 gpu_method="not measured (host-overhead case)", **info)
 
 
-def _fresh_views(torch, rows, vocab, n=_BUFFERS):
-    """Fresh (rows, vocab) views ``big[:, -1, :]`` of ``n`` buffers, one new object per call
-    (made before the timing: the figure is rocsample's, not torch's slicing), and the buffers."""
+def _fresh_views(torch, rows, vocab, kind="fresh"):
+    """Fresh (rows, vocab) views ``big[:, -1, :]`` of the kind's buffers (``_NEW_BUFFERS`` for
+    "new", else ``_BUFFERS``), one new object per call (made before the timing: the figure is
+    rocsample's, not torch's slicing), and the buffers."""
+    n = _NEW_BUFFERS if kind == "new" else _BUFFERS
     bufs = [torch.randn(rows, 2, vocab, device="cuda") for _ in range(n)]
     views = [bufs[i % n][:, -1, :] for i in range(4 * _ITER)]  # no object comes back
     return itertools.cycle(views), bufs
@@ -258,7 +260,7 @@ def test_sampler_call_torch(benchmark, torch_on, kind, shape, mode):
     plan = rocsample.Sampler(rows, vocab, "float32")  # stream=None: torch's current stream
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
-    it, bufs = _fresh_views(torch, rows, vocab, _NEW_BUFFERS if kind == "new" else _BUFFERS)
+    it, bufs = _fresh_views(torch, rows, vocab, kind)
     if kind in ("fresh", "new"):
         def fn():
             return plan(next(it), seed=seed, position=pos, check=False, **params)
@@ -294,7 +296,7 @@ def test_one_off_torch(benchmark, torch_on, kind, op):
     rows, vocab = 64, DECODE_VOCAB
     seed = torch.arange(rows, dtype=torch.int64, device="cuda")
     pos = torch.zeros(rows, dtype=torch.int64, device="cuda")
-    it, bufs = _fresh_views(torch, rows, vocab, _NEW_BUFFERS if kind == "new" else _BUFFERS)
+    it, bufs = _fresh_views(torch, rows, vocab, kind)
     x = bufs[0][:, -1, :]
 
     def call(v):

@@ -85,10 +85,8 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
-    from rocsample.sampling_plan import SamplingPlan
 
-    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
-    plan = SamplingPlan(be, 0, 64, 151936, "float32")
+    plan = _plan(64, 151936)
     assert (plan.splits, plan.splits_draw) == (10, 8)
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=lambda d, lp, fast=False: "p",

@@ -36,9 +36,23 @@ def build(cuda):
             g4[4 * t + 2] = d
             g4[4 * t + 3] = e
 
+    gumbel = ph.gumbel
+    gumbel_fast = ph.gumbel_fast
+    uniform = ph.uniform
+
+    @cuda.jit
+    def _gumbel_fast_probe_kernel(ms, err):
+        # err[t] = |gumbel_fast(x) - gumbel(uniform(x))| for the word x = ms[t] << 9 (the 23
+        # bits a uniform keeps)
+        t = cuda.grid(1)
+        if t < ms.shape[0]:
+            x = np.uint64(ms[t]) << np.uint64(9)
+            err[t] = abs(gumbel_fast(x) - gumbel(uniform(x)))
+
     from types import SimpleNamespace
 
-    return SimpleNamespace(_philox_probe_kernel=_philox_probe_kernel)
+    return SimpleNamespace(_philox_probe_kernel=_philox_probe_kernel,
+                           _gumbel_fast_probe_kernel=_gumbel_fast_probe_kernel)
 
 
 @pytest.mark.parametrize("seed,pos,base", [
@@ -76,26 +90,6 @@ def test_device_words_and_noise_equal_the_reference(backend, seed, pos, base):
         assert [int(w) for w in want_w[:4]] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
 
-def build_fast(cuda):
-    ph = KP.build(cuda)
-    gumbel = ph.gumbel
-    gumbel_fast = ph.gumbel_fast
-    uniform = ph.uniform
-
-    @cuda.jit
-    def _gumbel_fast_probe_kernel(ms, err):
-        # err[t] = |gumbel_fast(x) - gumbel(uniform(x))| for the word x = ms[t] << 9 (the 23
-        # bits a uniform keeps)
-        t = cuda.grid(1)
-        if t < ms.shape[0]:
-            x = np.uint64(ms[t]) << np.uint64(9)
-            err[t] = abs(gumbel_fast(x) - gumbel(uniform(x)))
-
-    from types import SimpleNamespace
-
-    return SimpleNamespace(_gumbel_fast_probe_kernel=_gumbel_fast_probe_kernel)
-
-
 def test_fast_gumbel_is_within_its_bound_for_every_uniform(backend):
     # The drawing loops pick their candidates by gumbel_fast (the hardware's approximate log2 on
     # numba-cuda) and trust it to GUMBEL_FAST_ERR. On a GPU: every one of the 2**23 uniforms
@@ -111,7 +105,7 @@ def test_fast_gumbel_is_within_its_bound_for_every_uniform(backend):
     else:
         ms = np.arange(2**23)
     ms = ms.astype(np.uint32)
-    kern = backend.kernels(build_fast)._gumbel_fast_probe_kernel
+    kern = backend.kernels(build)._gumbel_fast_probe_kernel
     st = backend.stream(None)
     dm = backend.as_array(ms, "ms", st)
     err = backend.empty((ms.size,), np.float32, st)
