@@ -11,12 +11,8 @@
 T0=${T0:-$SECONDS}
 mkdir -p "$OUT/san"
 (sleep ${SAN_DELAY:-20}
- if [ "${SAN_WARM:-0}" = 1 ]; then
-   env ${SAN_ENV:-} timeout 100 python3 -m pytest -q -p no:cacheprovider --backend cuda $SAN_FILES \
-     > "$OUT/san/warm.log" 2>&1
- fi
  env ${SAN_ENV:-} OUT=$OUT/san FILES="$SAN_FILES" TOOLS="${SAN_TOOLS:-memcheck racecheck synccheck}" \
-   LIMIT=${SAN_LIMIT:-90} WARM=0 bash tools/gpu/sanitize.sh > "$OUT/san/san.out" 2>&1
+   LIMIT=${SAN_LIMIT:-90} WARM=${SAN_WARM:-0} bash tools/gpu/sanitize.sh > "$OUT/san/san.out" 2>&1
  echo "sanitize rc=$? at $((SECONDS - T0)) s" >> "$OUT/done.txt") &
 timeout ${GATE_LIMIT:-300} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
   > "$OUT/gate.log" 2>&1

@@ -9,4 +9,4 @@ timeout 260 python3 -m rocsample.check --backend cuda --report "$OUT/check-cuda.
   | grep -v -i "warn" | grep -E "^device|passed|failed|^FAILED|^E  |^bench|PASS|FAIL|SKIPPED|died" | head -30
 echo "gate rc ${PIPESTATUS[0]}"
 FILES="tests/kernels/test_sampler_capture.py tests/regress/test_scratch_isolation.py tests/regress/test_set_rows_graph_reuse.py tests/scratch" \
-  TOOLS="memcheck" LIMIT=150 bash tools/gpu/sanitize.sh
+  TOOLS="memcheck" LIMIT=150 WARM=0 bash tools/gpu/sanitize.sh

@@ -9,10 +9,7 @@ source tools/gpu/env.sh
 T0=$SECONDS
 mkdir -p "$OUT/san"
 F=tests/kernels/test_sampling_fast.py
-# a plain run first fills numba's disk cache (no tool then pays the cold JIT)
-ROCSAMPLE_FUZZ=sanitize timeout 120 python3 -m pytest -q -p no:cacheprovider --backend cuda \
-  $F::test_large_form_past_the_small_limit $F::test_fast_pass_draws_the_reference_tokens \
-  $F::test_drawing_near_ties_fall_back_to_the_exact_draw 2>&1 | tail -1
+# (WARM=1: sanitize.sh's plain run first fills numba's disk cache, so no tool pays the cold JIT)
 ROCSAMPLE_FUZZ=sanitize OUT=$OUT/san FILES="$F::test_large_form_past_the_small_limit $F::test_fast_pass_draws_the_reference_tokens $F::test_drawing_near_ties_fall_back_to_the_exact_draw" \
   TOOLS="racecheck memcheck synccheck" LIMIT=${SAN_LIMIT:-120} WARM=1 bash tools/gpu/sanitize.sh > "$OUT/san/san.out" 2>&1
 echo "== sanitize rc=$? at $((SECONDS - T0)) s"; grep -E "custom" "$OUT/san/san.out" | tail -4
@@ -21,9 +18,4 @@ timeout 60 python3 tools/gpu/host_calib.py 2>&1 | grep -v Warning | tee "$OUT/ho
 timeout 90 python3 -m pytest bench/test_host_overhead.py --backend cuda -q -p no:cacheprovider \
   -k "torch and (sampler or peer)" --benchmark-json="$OUT/host2.json" > "$OUT/host2.log" 2>&1
 echo "== host rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/host2.log")"
-python3 - "$OUT/host2.json" <<'PY' | tee "$OUT/host2-summary.txt"
-import json, sys
-for b in sorted(json.load(open(sys.argv[1]))["benchmarks"], key=lambda b: b["name"]):
-    e = b["extra_info"]
-    print(f"{e['host_us_median']:7.1f} us (idle {e.get('host_us_idle_median', 0):.1f})  {e.get('impl', b['name'])}")
-PY
+python3 tools/gpu/host_summary.py "$OUT/host2.json" | tee "$OUT/host2-summary.txt"

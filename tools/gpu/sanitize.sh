@@ -20,7 +20,7 @@
 # non-zero otherwise. A part that hits its limit is reported "timed out" (its counts up to then).
 #
 # Legacy form (other scripts): FILES="tests/..." TOOLS="memcheck" LIMIT=150 PYARGS="-k x" runs
-# one part named "custom" with those files.
+# one part named "custom" with those files (warmed first too, unless WARM=0).
 source tools/gpu/env.sh
 TOOLS=${TOOLS:-memcheck racecheck synccheck}
 declare -A PART_ARGS PART_ENV
@@ -50,7 +50,7 @@ limit() {
   esac
 }
 rm -f "$OUT/sanitize-runs.txt"
-if [ "${WARM:-1}" = 1 ] && [ -z "${FILES:-}" ]; then
+if [ "${WARM:-1}" = 1 ]; then
   echo "== warm-up: the parts on cuda without a sanitizer (fills the JIT cache)"
   start=$(date +%s)
   for part in $PARTS; do
