@@ -20,8 +20,10 @@ One path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels
 modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, or its
 large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the candidates fit
 (:func:`tile_large_fits`; host parameters only), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
-select pass for the filtered rows but min_p-only ones); with a device parameter array all of
-them, each row deciding on the device by the same rule.
+select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
+host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
+finishes most of them); with a device parameter array all of them but the nucleus pass, each row
+deciding on the device by the same rule.
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ _LARGE_FILL = 0.7
 #: path's b1a5c3c run: 64 x 151936 102.2 us against 137.1, 64 x 262144 119.3 against 205.6; but
 #: 1 x 151936 86.1 against 35.4, 8 x 151936 88.8 against 50.1).
 _LARGE_MIN_ROWS = 64
+#: The nucleus pass for top-p-only rows of host-parameter calls: phase 1 draws them too (its
+#: TOP2 variant: the row's two best Gumbel scores), then one more read
+#: (``sampling_hist._sample_nucleus_kernel``) decides whether either survives top-p and finishes
+#: the row; rows it cannot decide take the histogram and select passes as before.
+#: ``ROCSAMPLE_NUCLEUS=0`` turns it off (those rows take the histogram path from phase 1 on).
+NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
+#: Fewest drawing splits a row for the nucleus pass: a row it leaves is finished by the
+#: histogram and select passes at one row's latency, which with a single split (one block over
+#: the whole row) costs as much as those passes over the whole batch (H200, 256 x 32000, top_p
+#: 0.95: 217.6 us with one such row, against 139.0 for the histogram path alone).
+_NUC_MIN_SPLITS = 2
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -114,9 +127,10 @@ class Operands:
 @dataclass(frozen=True)
 class Route:
     """What a call launches: phase 1 (``draw``: its variant for unfiltered rows), and the tile
-    finalize (``tile``), the histogram pass (``hist``) and the select pass (``select``) as some
-    row needs them, with ``kcap`` the tile path's top_k limit; ``dev``: the rows decide their
-    modes on the device (a parameter given as a device array)."""
+    finalize (``tile``), the nucleus pass (``nuc``, with phase 1's TOP2 variant), the histogram
+    pass (``hist``) and the select pass (``select``) as some row needs them, with ``kcap`` the
+    tile path's top_k limit; ``dev``: the rows decide their modes on the device (a parameter
+    given as a device array)."""
 
     draw: bool = False
     tile: bool = False
@@ -126,6 +140,7 @@ class Route:
     vllm: bool = False
     dev: bool = False
     large: bool = False  # the tile finalize's large form (kcap is then KF.KCAP_L)
+    nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -152,9 +167,23 @@ def route(plan, host: Host, order: str = "llama") -> Route:
         return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
-    return Route(draw=bool((m == KF.MODE_RACE).any()), tile=tile,
+    nuc = nucleus_on(plan) and bool((nuc_rows(plan, host) & (m == KF.MODE_HIST)).any())
+    return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm, large=large and tile)
+                 vllm=vllm, large=large and tile, nuc=nuc)
+
+
+def nucleus_on(plan) -> bool:
+    """Whether routes of this plan take the nucleus pass for top-p-only rows (:data:`NUCLEUS`,
+    and rows split in at least ``_NUC_MIN_SPLITS`` for the drawing variant)."""
+    return NUCLEUS and plan.splits_draw >= _NUC_MIN_SPLITS
+
+
+def nuc_rows(plan, host: Host):
+    """The top-p-only rows of host values (``kernels.sampling_fast.row_nuc`` of a MODE_HIST
+    row): temperature > 0, top_p < 1, neither top_k nor min_p."""
+    t, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
+    return (t > 0) & (p < 1) & ~((k > 0) & (k < plan.n_vocab)) & ~(mp > 0)
 
 
 def tile_limit(plan, host: Host) -> tuple[int, bool]:
@@ -175,8 +204,11 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
         return small, False
     # the tile maxima of the route's phase 1: the drawing variant's splits where a row is
     # temperature-only (the route launches that variant then)
-    race = ((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
-            & ~(host.min_p > 0)).any() if host.top_p is not None and host.min_p is not None else True
+    race = True
+    if host.top_p is not None and host.min_p is not None:
+        race = bool(((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
+                     & ~(host.min_p > 0)).any()) or (nucleus_on(plan)
+                                                      and bool(nuc_rows(plan, host).any()))
     tiles = (plan.splits_draw if race else plan.splits) * plan.tpt
     if kmax > small and tile_large_fits(tiles, kmax):
         return KF.KCAP_L, True
@@ -228,9 +260,11 @@ def after(r: Route, advance_position: bool):
     advance follows both. None where the launches are a chain."""
     if not (r.tile and r.hist):
         return None
-    deps = [(0, ()), (0, (0,)), (1, (0,))]  # phase 1, tile finalize, histogram pass
+    deps = [(0, ()), (0, (0,)), (1, (0,))]  # phase 1, tile finalize, nucleus or histogram pass
+    if r.nuc:
+        deps.append((1, (2,)))  # the histogram pass
     if r.select:
-        deps.append((1, (2,)))
+        deps.append((1, (len(deps) - 1,)))
     if advance_position:
         deps.append((0, (1, len(deps) - 1)))
     return tuple(deps)
@@ -250,7 +284,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     c1, c2, c3 = o.counts[1 if r.draw else 0]
     # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
     fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
-    L.append((kn.fast.partials(r.draw, want_lp, fast), (S, n), B,
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status)))
@@ -260,6 +294,10 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
+    if r.nuc:  # (its count is the histogram pass's: each kernel's counts end at 0)
+        L.append((kn.hist._sample_nucleus_kernel, (S, n), B,
+                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, want_lp, r.kcap, w["si"],
+                   w["sf"], c2, o.tokens, o.logprobs, o.status)))
     if r.hist:
         L.append((kn.hist._sample_hist_kernel, (S, n), B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,

@@ -89,16 +89,18 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     plan = _plan(64, 151936)
     assert (plan.splits, plan.splits_draw) == (10, 8)
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False: "p",
+        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False: "p",
                              finalize=lambda large=False: "f"),
-        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s")),
+        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s",
+                             _sample_nucleus_kernel="n")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
                      (("c1", "c2", "c3"), ("d1", "d2", "d3")))
     seen = {}  # counter -> the split counts launched with it
     for route, splits in ((R.Route(True, True, True, True), 8), (R.Route(tile=True), 10),
-                          (R.Route(hist=True, select=True), 10), (R.Route(draw=True), 8)):
+                          (R.Route(hist=True, select=True), 10), (R.Route(draw=True), 8),
+                          (R.Route(draw=True, hist=True, select=True, nuc=True), 8)):
         for kernel, grid, _block, args in R.launches(plan, kn, route, ops):
             if kernel == "a":
                 continue

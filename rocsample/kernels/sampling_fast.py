@@ -18,6 +18,11 @@ leaves the row's state. Every path gives the reference's tokens.
    and one Philox call (``quad_gumbel``: SPEC §2's words x0..x3 at counter c) draws for all four;
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
    last thread, so every thread still folds its tokens in index order.
+   TOP2 variants (``partials(draw, lp, fast, top2=True)``; routes with the nucleus pass) also
+   draw top-p-only rows (``row_nuc``) and keep each thread's, block's and split's two best
+   scores (``merge_top2``; the fast pass settles a thread on its second best, and bounds the
+   block's second best); the row's last block leaves the two best tokens in ``HS_W1``,
+   ``HS_W2`` for ``sampling_hist._sample_nucleus_kernel``.
    A launch without top-k rows (``fuse``) ends here: each block counts itself done in the row's
    counter (``ctr``, after a fence that publishes its partial); the block that counts the row's
    last split (mod the split count) folds every split partial (a tree over its threads, after a
@@ -176,6 +181,13 @@ MODE_GREEDY, MODE_RACE, MODE_TILE, MODE_MINP, MODE_HIST = range(5)
 #: 1's last block of a MINP / HIST row (rocsample.kernels.sampling_hist reads them).
 (HS_KMAX, HS_DONE, HS_NTOT, HS_NC, HS_MCNT, HS_BLO, HS_BHI, HS_BKP, HS_CLO, HS_QLO, HS_K, HS_M,
  HS_Z, HS_CKB, HS_QKB, HS_CA) = range(16)
+#: The nucleus pass's columns (top-p-only rows of TOP2 launches): the row's two best tokens by
+#: Gumbel score (-1: none), the approximate integer masses of the row and of the tokens before
+#: each of the two in the filter order, and its decision (NUC_*).
+HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC = range(16, 22)
+#: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), the best
+#: token survives top-p, the best does not and the second does.
+NUC_NONE, NUC_W1, NUC_W2 = range(3)
 #: float64 row state column (``sf``): the row's log-sum-exp (logprob launches).
 HF_LSE = 0
 #: Bins of the histogram path (per row, by the filter key's distance below the row maximum).
@@ -269,6 +281,12 @@ def make(cuda, load, h):
         if mp > _F32_0:
             return MODE_MINP
         return MODE_RACE
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def row_nuc(k, mp, n):
+        # Whether a MODE_HIST row is top-p only (no top-k, no min-p): the rows the nucleus pass
+        # can finish from phase 1's two best scores (TOP2 launches).
+        return not (k > 0 and k < n) and not mp > _F32_0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def filter_key(v, inv_t, vllm):
@@ -429,6 +447,68 @@ def make(cuda, load, h):
             step //= 2
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def merge_top2(g, gi, g2, gi2, tid, o):
+        # Slot o's two best scores into slot tid's (each pair sorted: g >= g2), ties to the
+        # lower index: the two best of the four.
+        a = g[tid]
+        ai = gi[tid]
+        b = g[o]
+        bi = gi[o]
+        if b > a or (b == a and bi < ai):
+            # o's best leads; the second is the better of tid's best and o's second
+            c = g2[o]
+            ci = gi2[o]
+            if a > c or (a == c and ai < ci):
+                c = a
+                ci = ai
+            g[tid] = b
+            gi[tid] = bi
+            g2[tid] = c
+            gi2[tid] = ci
+        else:
+            c = g2[tid]
+            ci = gi2[tid]
+            if b > c or (b == c and bi < ci):
+                g2[tid] = b
+                gi2[tid] = bi
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def second_best(pf, pi, row, n, nsplit, c1, tid):
+        # This thread's best (score, -index) composite below c1 over the two best of its splits
+        # tid, tid + bs, ... (phase 1's TOP2 partials: slots 1 and 4 / 1 and 3); -1: none.
+        best = _I64_M1
+        s = tid
+        bs = cuda.blockDim.x
+        while s < nsplit:
+            i1 = pi[row, s, 1]
+            if i1 < n:
+                c = comp_of(pf[row, s, 1], i1)
+                if c < c1 and c > best:
+                    best = c
+            i2 = pi[row, s, 3]
+            if i2 < n:
+                c = comp_of(pf[row, s, 4], i2)
+                if c < c1 and c > best:
+                    best = c
+            s += bs
+        return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def block_max(sm, v, tid, bs):
+        # The largest int64 v over the block (bs a power of two), to every thread.
+        sm[tid] = v
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step and sm[tid + step] > sm[tid]:
+                sm[tid] = sm[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        r = sm[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def row_lse(res):
         # log-sum-exp of the row from reduce_splits' pair (NaN without logprobs or finite logits)
         lse = _F64_NAN
@@ -491,7 +571,7 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
-    def _partials(DRAW, LP, FAST):
+    def _partials(DRAW, LP, FAST, TOP2):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -501,6 +581,7 @@ def make(cuda, load, h):
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
+        NG2 = MAX_BLOCK if TOP2 else 1   # the second-best score slots (TOP2)
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -518,23 +599,30 @@ def make(cuda, load, h):
             return bv, bi, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_draw(v, g0, j, inv_t, bv, bi, bg, bgi, lm, ls):
+        def fold_draw(v, g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
             # One token of a row that draws: the maximum as in fold, and the Gumbel score
-            # float32(float32(v * inv_t) + g0), the best kept (see _F32_NONE for the first).
+            # float32(float32(v * inv_t) + g0), the best kept (see _F32_NONE for the first);
+            # TOP2 variants keep the second best too (bg2, bgi2; ties to the earlier token).
             if v > _F32_NINF and v < _F32_INF:
                 if v > bv:
                     bv = v
                     bi = j
                 g = np.float32(v * inv_t) + g0
                 if not g <= bg:
+                    if TOP2:
+                        bg2 = bg
+                        bgi2 = bgi
                     bg = g
                     bgi = j
+                elif TOP2 and not g <= bg2:
+                    bg2 = g
+                    bgi2 = j
                 if LP:
                     lm, ls = lse_add32(lm, ls, v)
-            return bv, bi, bg, bgi, lm, ls
+            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def quad_masked(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, lm, ls):
+        def quad_masked(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
             # Quad c (tokens 4c .. 4c + 3), only its tokens in [lo, hi): a split's partial first
             # or last quad.
             g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
@@ -544,9 +632,9 @@ def make(cuda, load, h):
                 v = _F32_NAN
                 if ju >= lo and ju < hi:
                     v = load(xr, 0, ju)
-                bv, bi, bg, bgi, lm, ls = fold_draw(v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv,
-                                                    bi, bg, bgi, lm, ls)
-            return bv, bi, bg, bgi, lm, ls
+                bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
+                    v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
+            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold_fast(v, x, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls):
@@ -557,14 +645,17 @@ def make(cuda, load, h):
             # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens, int32). A score that is
             # not finite (an overflowed scaled logit) sets a3 to NaN: nothing is kept after it
             # and the thread draws again exactly (fast_settled).
+            # (the noise's uniform and cap for every token, finite or not: computed inside the
+            # test, the Philox call that makes them was duplicated into each token's branch)
+            u = uniform(x)
+            d = _F32_1 - u
+            cap = gumbel_cap(d)
             if v > _F32_NINF and v < _F32_INF:
                 if v > bv:
                     bv = v
                     bi = j
                 s = np.float32(v * inv_t)
-                u = uniform(x)
-                d = _F32_1 - u
-                if not s + gumbel_cap(d) < lb:
+                if not s + cap < lb:
                     a = s + gumbel_fast_ud(u, d)
                     if a > a3:
                         if not a < _F32_INF:
@@ -610,35 +701,43 @@ def make(cuda, load, h):
             # Whether the fast pass's winner is among i1, i2: every other token's exact score
             # is at most a3 + eps (its approximation is at most a3, and a + eps(a) grows with a),
             # below i1's, at least a1 - eps. No third token (a3 = -inf): settled; a3 NaN (a
-            # score that was not finite): not.
+            # score that was not finite): not. (TOP2 variants pass a2 as a1: then i1 and i2
+            # are the thread's two best.)
             if a3 == _F32_NINF:
                 return True
             return a3 + (_EPS_ABS + abs(a3) * _EPS_REL) < a1 - (_EPS_ABS + abs(a1) * _EPS_REL)
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_exact(xr, t, n, inv_t, sd, ps, bg, bgi):
-            # Token t's exact score (token_gumbel) folded into (bg, bgi) as fold_draw does; t = n:
-            # none.
+        def fold_exact(xr, t, n, inv_t, sd, ps, bg, bgi, bg2, bgi2):
+            # Token t's exact score (token_gumbel) folded into (bg, bgi) (and bg2, bgi2) as
+            # fold_draw does; t = n: none.
             if t < n:
                 g = np.float32(load(xr, 0, t) * inv_t) + token_gumbel(sd, ps, t)
                 if not g <= bg:
+                    if TOP2:
+                        bg2 = bg
+                        bgi2 = bgi
                     bg = g
                     bgi = t
-            return bg, bgi
+                elif TOP2 and not g <= bg2:
+                    bg2 = g
+                    bgi2 = t
+            return bg, bgi, bg2, bgi2
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def draw_exact(xr, c, qb, bs1, inv_t, sd, ps, bg, bgi):
+        def draw_exact(xr, c, qb, bs1, inv_t, sd, ps, bg, bgi, bg2, bgi2):
             # The exact draw over the whole quads c, c + bs1, ... below qb (a thread whose fast
-            # pass did not settle): bg, bgi only, by fold_draw (its maximum and LP pair unused).
+            # pass did not settle): bg, bgi (bg2, bgi2) only, by fold_draw (its maximum and LP
+            # pair unused).
             while c < qb:
                 j = c << np.int64(2)
                 g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
                 for u in range(4):
-                    _bv, _bi, bg, bgi, _lm, _ls = fold_draw(
+                    _bv, _bi, bg, bgi, bg2, bgi2, _lm, _ls = fold_draw(
                         load(xr, 0, j + np.int64(u)), pick4(g0, g1, g2, g3, u), j + np.int64(u),
-                        inv_t, _F32_NINF, j, bg, bgi, _F32_NINF, _F32_0)
+                        inv_t, _F32_NINF, j, bg, bgi, bg2, bgi2, _F32_NINF, _F32_0)
                 c += bs1
-            return bg, bgi
+            return bg, bgi, bg2, bgi2
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "partials_draw" if DRAW else "partials", PARTIALS_MAX_REGISTERS[DRAW]))
@@ -650,6 +749,8 @@ def make(cuda, load, h):
             sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_g2 = cuda.shared.array(NG2, np.float32)
+            sm_gi2 = cuda.shared.array(NG2, np.int64)
             sm_lm = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_ls = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_dm = cuda.shared.array(NLP, np.float64)
@@ -660,7 +761,9 @@ def make(cuda, load, h):
             k = topk[row]
             tiles = row_topk(t, k, n)
             mode = row_mode(t, k, topp[row], minp[row], n, kcap)
-            race = DRAW and mode == MODE_RACE
+            # TOP2 variants also draw top-p-only rows (row_nuc), their two best scores
+            nuc = TOP2 and mode == MODE_HIST and row_nuc(k, minp[row], n)
+            race = DRAW and (mode == MODE_RACE or nuc)
             # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
             # no row-stride multiply per load
             xr = x[row:row + 1]
@@ -668,6 +771,8 @@ def make(cuda, load, h):
             bi = np.int64(n)
             bg = _F32_NONE
             bgi = np.int64(n)
+            bg2 = _F32_NONE
+            bgi2 = np.int64(n)
             lm = _F32_NINF
             ls = _F32_0
             bs1 = np.int64(bs)
@@ -685,8 +790,9 @@ def make(cuda, load, h):
                 qa = (lo + np.int64(3)) >> np.int64(2)
                 qb = hi >> np.int64(2)
                 if tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
-                    bv, bi, bg, bgi, lm, ls = quad_masked(xr, lo >> np.int64(2), lo, hi, inv_t,
-                                                          sd, ps, bv, bi, bg, bgi, lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_masked(
+                        xr, lo >> np.int64(2), lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2,
+                        lm, ls)
                 c = qa + np.int64(tid)
                 span = bs1 * np.int64(QU)
                 vals = cuda.local.array(QV, np.float32)
@@ -722,7 +828,8 @@ def make(cuda, load, h):
                                 vals[4 * u + 3], x3, j + 3, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
                                 lm, ls)
                         c += span
-                        lb = publish_bound(sm_lb, a1, lb)
+                        # (TOP2: a bound of the block's second best, from the thread's second)
+                        lb = publish_bound(sm_lb, a2 if TOP2 else a1, lb)
                     while c < qb:
                         j = c << np.int64(2)
                         x0, x1, x2, x3 = quad_words(sd, ps, c)
@@ -733,13 +840,14 @@ def make(cuda, load, h):
                         c += bs1
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again
-                    if fast_settled(a1, a3):
-                        bg, bgi = fold_exact(xr, np.int64(min(i1, i2)), n, inv_t, sd, ps, bg,
-                                             bgi)
-                        bg, bgi = fold_exact(xr, np.int64(max(i1, i2)), n, inv_t, sd, ps, bg,
-                                             bgi)
+                    if fast_settled(a2 if TOP2 else a1, a3):
+                        bg, bgi, bg2, bgi2 = fold_exact(xr, np.int64(min(i1, i2)), n, inv_t, sd,
+                                                        ps, bg, bgi, bg2, bgi2)
+                        bg, bgi, bg2, bgi2 = fold_exact(xr, np.int64(max(i1, i2)), n, inv_t, sd,
+                                                        ps, bg, bgi, bg2, bgi2)
                     else:
-                        bg, bgi = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi)
+                        bg, bgi, bg2, bgi2 = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi,
+                                                        bg2, bgi2)
                 # whole rounds: QU full quads per thread, their 4 * QU loads issued first
                 while not FAST and c + last < qb:
                     for u in range(QU):
@@ -750,14 +858,14 @@ def make(cuda, load, h):
                         cu = c + np.int64(u) * bs1
                         j = cu << np.int64(2)
                         g0, g1, g2, g3 = quad_gumbel(sd, ps, cu)
-                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u], g0, j, inv_t, bv, bi,
-                                                            bg, bgi, lm, ls)
-                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 1], g1, j + 1, inv_t,
-                                                            bv, bi, bg, bgi, lm, ls)
-                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 2], g2, j + 2, inv_t,
-                                                            bv, bi, bg, bgi, lm, ls)
-                        bv, bi, bg, bgi, lm, ls = fold_draw(vals[4 * u + 3], g3, j + 3, inv_t,
-                                                            bv, bi, bg, bgi, lm, ls)
+                        bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
+                            vals[4 * u], g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
+                        bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
+                            vals[4 * u + 1], g1, j + 1, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
+                        bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
+                            vals[4 * u + 2], g2, j + 2, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
+                        bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
+                            vals[4 * u + 3], g3, j + 3, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
                     c += span
                 # the last round: the full quads left, one at a time
                 while not FAST and c < qb:
@@ -767,17 +875,18 @@ def make(cuda, load, h):
                     v2 = load(xr, 0, j + 2)
                     v3 = load(xr, 0, j + 3)
                     g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
-                    bv, bi, bg, bgi, lm, ls = fold_draw(v0, g0, j, inv_t, bv, bi, bg, bgi, lm, ls)
-                    bv, bi, bg, bgi, lm, ls = fold_draw(v1, g1, j + 1, inv_t, bv, bi, bg, bgi,
-                                                        lm, ls)
-                    bv, bi, bg, bgi, lm, ls = fold_draw(v2, g2, j + 2, inv_t, bv, bi, bg, bgi,
-                                                        lm, ls)
-                    bv, bi, bg, bgi, lm, ls = fold_draw(v3, g3, j + 3, inv_t, bv, bi, bg, bgi,
-                                                        lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(v0, g0, j, inv_t, bv, bi,
+                                                                   bg, bgi, bg2, bgi2, lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(v1, g1, j + 1, inv_t, bv, bi,
+                                                                   bg, bgi, bg2, bgi2, lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(v2, g2, j + 2, inv_t, bv, bi,
+                                                                   bg, bgi, bg2, bgi2, lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(v3, g3, j + 3, inv_t, bv, bi,
+                                                                   bg, bgi, bg2, bgi2, lm, ls)
                     c += bs1
                 if tid == bs - 1 and (hi & np.int64(3)) != 0 and qb >= qa:
-                    bv, bi, bg, bgi, lm, ls = quad_masked(xr, qb, lo, hi, inv_t, sd, ps, bv, bi,
-                                                          bg, bgi, lm, ls)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_masked(
+                        xr, qb, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
             else:
                 i = lo + np.int64(tid)
                 span = bs1 * np.int64(UNROLL)
@@ -803,6 +912,11 @@ def make(cuda, load, h):
                     bg = _F32_NINF
                 sm_g[tid] = bg
                 sm_gi[tid] = bgi
+                if TOP2:
+                    if bgi2 == np.int64(n):
+                        bg2 = _F32_NINF
+                    sm_g2[tid] = bg2
+                    sm_gi2[tid] = bgi2
             if LP:
                 sm_lm[tid] = lm
                 sm_ls[tid] = ls
@@ -817,7 +931,9 @@ def make(cuda, load, h):
                 if tid < step:
                     o = tid + step
                     merge_max(sm_v, sm_i, tid, o)
-                    if DRAW:
+                    if TOP2:
+                        merge_top2(sm_g, sm_gi, sm_g2, sm_gi2, tid, o)
+                    elif DRAW:
                         merge_max(sm_g, sm_gi, tid, o)
                     if LP:
                         sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
@@ -832,6 +948,9 @@ def make(cuda, load, h):
                 if DRAW:
                     pf[row, split, 1] = sm_g[0]
                     pi[row, split, 1] = sm_gi[0]
+                    if TOP2:
+                        pf[row, split, 4] = sm_g2[0]
+                        pi[row, split, 3] = sm_gi2[0]
                 else:
                     pf[row, split, 1] = _F32_NINF
                     pi[row, split, 1] = np.int64(n)
@@ -862,6 +981,20 @@ def make(cuda, load, h):
             lse = _F64_NAN
             if LP and sm_ds[0] > _F64_0:
                 lse = sm_dm[0] + math.log(sm_ds[0])
+            if nuc:
+                # the row's two best scores for the nucleus pass: the best from the tree, the
+                # second the best below it over every split's two
+                c1 = sm_gi[0]
+                cuda.syncthreads()
+                c2 = second_best(pf, pi, row, n, nsplit, c1, tid)
+                c2 = block_max(sm_gi, c2, tid, bs)
+                if tid == 0:
+                    si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
+                    si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
+                    si[row, HS_NZ] = 0
+                    si[row, HS_NS1] = 0
+                    si[row, HS_NS2] = 0
+                    si[row, HS_NUC] = 0
             if mode == MODE_MINP or mode == MODE_HIST:
                 # the state the histogram path starts from: the row maximum, counters at 0,
                 # (HIST) an empty histogram
@@ -895,10 +1028,12 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False):
+    def partials(draw, lp, fast=False, top2=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
-        # have FAST_MIN_QUADS quads or more (the router decides)
-        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST))
+        # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
+        # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
+        # pass (rocsample.kernels.sampling_hist)
+        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)
@@ -1497,7 +1632,8 @@ def make(cuda, load, h):
             kern = finals[key] = _finalize(key)
         return kern
 
-    helpers = SimpleNamespace(row_mode=row_mode, filter_key=filter_key, key_value=key_value,
+    helpers = SimpleNamespace(row_mode=row_mode, row_nuc=row_nuc, block_max=block_max,
+                              filter_key=filter_key, key_value=key_value,
                               comp=comp, comp_of=comp_of, comp_token=comp_token,
                               score_from_scaled=score_from_scaled, hmass=hmass,
                               split_block=split_block, load_round=load_round,

@@ -1,4 +1,5 @@
-"""Device code for the histogram path: top_p, min_p, large top_k and any mix of them.
+"""Device code for the histogram path: top_p, min_p, large top_k and any mix of them, and the
+nucleus pass that finishes most top-p-only rows before it.
 
 ``make(cuda, load, h, f)`` compiles, for one logits loader, the two kernels that finish the rows
 phase 1 (``rocsample.kernels.sampling_fast``) left in state: MINP rows (min_p without top_p or
@@ -35,6 +36,19 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    (their positions follow from the bin counts), applies K, Z, P and M exactly on them, draws
    over the surviving ones and folds that with the split winners.
 
+0. ``_sample_nucleus_kernel`` (grid splits x rows, the second read; launched only by routes with
+   the nucleus pass, ``sampling_router.NUCLEUS``, before the two above). Top-p-only rows (no
+   top_k, no min_p: ``row_nuc``) of such launches were drawn by phase 1's TOP2 variant, which
+   left the row's two best Gumbel scores W1, W2 beside the histogram path's start state. The
+   token is the best score over the nucleus, a prefix of the order: W1 when W1 is in it (the
+   mass before W1 is below ``ceil(p * Z)``), else W2 when W2 is, else a later one. The pass
+   sums, approximately (``amass``: a float32 exponential, within ``NUC_REL`` relative plus half
+   a unit of the reference's mass; float64 sums), Z and the masses before W1 and W2; the row's
+   last block bounds the exact sums (``mass_err``) and decides only where the bounds leave one
+   answer (``nuc_verdict``): then it writes the token and marks the row done, so both kernels
+   below leave it at once. Otherwise (neither token survives, or the bounds straddle the
+   target) the row goes on through them exactly. ``HS_NUC`` records the decision.
+
 Adversarial rows whose candidate bins overflow ``capg`` (constant or heavily tied rows, very
 narrow ones) are finished exactly by the last block alone: radix selects over the row on the
 63-bit (key, -index) composite, by count for position K - 1, by mass for P, a minimum for M,
@@ -56,6 +70,8 @@ from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
     _F32_0,
     _F32_1,
+    _F32_INF,
+    _F64_0,
     _F64_NINF,
     _I64_0,
     _I64_1,
@@ -81,9 +97,20 @@ _RBITS = 8
 #: last block needs more registers than the stream, and uncapped it sets the occupancy of both.
 HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
-#: Loads in flight per thread in the streaming passes.
+#: Loads in flight per thread in the streaming passes (the nucleus pass: its own).
 _UNROLL = 4
+_NUC_UNROLL = 8
 _RBINS = 1 << _RBITS
+#: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
+#: (relative error 2**-24 of |d|; where the mass is not 0, |d| < 29, so about 2**-19 on the
+#: exponential) and expf (2 ulp) put e * 2**40 within 2**-18.9 relative of exp(d) * 2**40, so
+#: within that plus half a unit of the reference's integer mass (its rounding). NUC_REL = 2**-16
+#: leaves a factor 8. Sums run in float64 (2**-52 relative a term, ~2**-34 over 2**18 tokens),
+#: then are scaled to integers; ``mass_err`` bounds a sum's error by q >> _AM_SHIFT (twice
+#: NUC_REL, for the exact sum being up to that much larger) plus two units a term.
+NUC_REL = 2.0 ** -16
+_AM_SHIFT = 15
+_AM_SCALE = np.float64(2.0 ** 40)
 
 assert HB == 2048 and CAPG <= HB // 2
 assert _MAX_BLOCK * _UNROLL <= 2 * CAPG  # a select round's survivors fit its list (cs as int32)
@@ -109,12 +136,14 @@ def make(cuda, load, h, f):
     Returns
     -------
     types.SimpleNamespace
-        ``_sample_hist_kernel`` and ``_sample_select_kernel``.
+        ``_sample_hist_kernel``, ``_sample_select_kernel`` and ``_sample_nucleus_kernel``.
     """
     is_finite = h.is_finite
     order_key = h.order_key
     atomic_add = h.atomic_add
     row_mode = f.row_mode
+    row_nuc = f.row_nuc
+    block_max = f.block_max
     key_value = f.key_value
     comp = f.comp
     comp_of = f.comp_of
@@ -178,21 +207,6 @@ def make(cuda, load, h, f):
         return mode, t, k, p, mp, inv_t, kf, xm, thr
 
     # --- block-wide helpers (every thread of the block calls them) --------------------------
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def block_max(sm, v, tid, bs):
-        # The largest int64 v over the block (bs a power of two), to every thread.
-        sm[tid] = v
-        cuda.syncthreads()
-        step = bs // 2
-        while step > 0:
-            if tid < step and sm[tid + step] > sm[tid]:
-                sm[tid] = sm[tid + step]
-            cuda.syncthreads()
-            step //= 2
-        r = sm[0]
-        cuda.syncthreads()
-        return r
-
     @cuda.jit(device=True, cache=JIT_CACHE)
     def block_sum(sm, v, tid, bs):
         # The int64 sum of v over the block (bs a power of two), to every thread.
@@ -876,5 +890,145 @@ def make(cuda, load, h, f):
         if tid == 0:
             write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
 
+    # --- the nucleus pass ----------------------------------------------------------------------
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def amass(fv, kf):
+        # hmass(fv, float64(kf)) / 2**40 approximately, in float32: within NUC_REL of it
+        # relative, plus half a unit (see NUC_REL). The maximum's equals: 1 (also an infinite
+        # scaled maximum, where fv - kf is NaN).
+        if fv == kf:
+            return _F32_1
+        return np.float32(math.exp(np.float32(fv - kf)))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def nuc_token(v, j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2):
+        # One token of the nucleus pass: its approximate mass into the row's (z) and into the
+        # masses before each of the two tokens it precedes (filter values f1, f2 at w1, w2).
+        if is_finite(v):
+            fv = filt(v, inv_t, vllm)
+            e = np.float64(amass(fv, kf))
+            z += e
+            if fv > f1 or (fv == f1 and j < w1):
+                q1 += e
+            if fv > f2 or (fv == f2 and j < w2):
+                q2 += e
+        return z, q1, q2
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def mass_err(q, n):
+        # A bound of |exact - approximate| for a sum q of at most n amass terms (NUC_REL
+        # relative each, inflated for the exact sum being larger, plus two units a term).
+        return (q >> np.int64(_AM_SHIFT)) + np.int64(2) * n + np.int64(2)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def p_target(p, z):
+        # The reference's top-p target for a total mass z: ceil(float64(p) * float64(z)),
+        # monotone in z.
+        return np.int64(math.ceil(np.float64(p) * np.float64(z)))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def nuc_verdict(q, n, tlo, thi):
+        # 1: a token with approximate mass q before it survives top-p for every exact total in
+        # the bounds (its exact mass before is below the lowest target), -1: for none, 0: the
+        # bounds do not decide.
+        e = mass_err(q, n)
+        if q + e < tlo:
+            return 1
+        if q - e >= thi:
+            return -1
+        return 0
+
+    @cuda.jit(cache=JIT_CACHE)
+    def _sample_nucleus_kernel(x, n, chunk, temp, topk, topp, minp, vllm, lp, kcap, si, sf, ctr,
+                               tokens, logprobs, status):
+        # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses of
+        # the row and of the tokens before each of phase 1's two best in the filter order,
+        # approximately; the row's last block finishes the row when the bounds decide (see
+        # the module docstring), else leaves it to the histogram path.
+        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        sz = cuda.shared.array(_MAX_BLOCK, np.int64)
+        s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
+        s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
+        flag = cuda.shared.array(1, np.int32)
+        is_vllm = vllm != 0
+        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
+                                                          row, n, kcap)
+        if mode != F.MODE_HIST or not row_nuc(k, mp, n):
+            return
+        if si[row, F.HS_DONE] != 0:
+            return
+        # the two tokens' filter values: a token precedes one in the order (key desc, index
+        # asc) when its value is larger, or equal at a lower index (float compares: -0.0 and
+        # 0.0 are one key, as in order_key); no second token: +inf at index -1, which none
+        # precedes
+        w1 = si[row, F.HS_W1]
+        w2 = si[row, F.HS_W2]
+        f1 = filt(load(x, row, w1), inv_t, is_vllm)
+        f2 = _F32_INF
+        if w2 >= _I64_0:
+            f2 = filt(load(x, row, w2), inv_t, is_vllm)
+        z = _F64_0
+        q1 = _F64_0
+        q2 = _F64_0
+        bsw = np.int64(bs)
+        i = lo + np.int64(tid)
+        vals = cuda.local.array(_NUC_UNROLL, np.float32)
+        # the row as a one-row view (no row-stride multiply a load); whole rounds without a
+        # bounds test, then one predicated round (NaN past the end is skipped like any NaN)
+        xr = x[row:row + 1]
+        span = bsw * np.int64(_NUC_UNROLL)
+        last = span - bsw
+        while i + last < hi:
+            for u in range(_NUC_UNROLL):
+                vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+            for u in range(_NUC_UNROLL):
+                z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1, w1,
+                                      f2, w2, z, q1, q2)
+            i += span
+        if i < hi:
+            load_round(xr, 0, i, hi, bsw, vals)
+            for u in range(_NUC_UNROLL):
+                z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1, w1,
+                                      f2, w2, z, q1, q2)
+        sz[tid] = np.int64(z * _AM_SCALE)
+        s1[tid] = np.int64(q1 * _AM_SCALE)
+        s2[tid] = np.int64(q2 * _AM_SCALE)
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step:
+                sz[tid] += sz[tid + step]
+                s1[tid] += s1[tid + step]
+                s2[tid] += s2[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            atomic_add(si, (row, F.HS_NZ), sz[0])
+            atomic_add(si, (row, F.HS_NS1), s1[0])
+            atomic_add(si, (row, F.HS_NS2), s2[0])
+        if not last_block(ctr, row, nsplit, tid, flag):
+            return
+        if tid == 0:
+            nn = np.int64(n)
+            zq = si[row, F.HS_NZ]
+            ez = mass_err(zq, nn)
+            tlo = p_target(p, max(zq - ez, _I64_0))
+            thi = p_target(p, zq + ez)
+            tok = _I64_M1
+            how = F.NUC_NONE
+            v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
+            if v1 == 1:
+                tok = w1
+                how = F.NUC_W1
+            elif v1 == -1 and w2 >= _I64_0:
+                if nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi) == 1:
+                    tok = w2
+                    how = F.NUC_W2
+            si[row, F.HS_NUC] = how
+            if tok >= _I64_0:
+                put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
+                si[row, F.HS_DONE] = 1
+
     return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
-                           _sample_select_kernel=_sample_select_kernel)
+                           _sample_select_kernel=_sample_select_kernel,
+                           _sample_nucleus_kernel=_sample_nucleus_kernel)

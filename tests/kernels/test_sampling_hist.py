@@ -31,6 +31,9 @@ def kmax(shape, monkeypatch):
     # with this limit
     monkeypatch.setattr(router, "TILE_KMAX", shape["kmax"])
     monkeypatch.setattr(router, "TILE_LARGE", False)  # (top_k 1000 through this path on a GPU)
+    # top-p-only rows through this path from phase 1 on (tests/kernels/test_sampling_nucleus.py
+    # has the nucleus pass, which finishes most of them before it)
+    monkeypatch.setattr(router, "NUCLEUS", False)
     monkeypatch.setattr(rs, "_PLANS", {})
 
 

@@ -1,0 +1,171 @@
+"""The nucleus pass (top-p-only rows of host-parameter calls) against the reference: phase 1's
+TOP2 variant draws the row's two best Gumbel scores, the nucleus pass sums approximate masses
+before each and decides whether one survives top-p (``sampling_hist._sample_nucleus_kernel``);
+rows it cannot decide (neither survives, or the bounds straddle the target) finish through the
+histogram path. Each decision is reached on purpose here and read back from the row state
+(``HS_NUC``), and every token must be the reference's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rocsample.sampling as rs
+from rocsample import sampling_router as router
+from rocsample.kernels import sampling_fast as KF
+from rocsample.kernels import sampling_hist as KH
+from rocsample.reference import philox
+from tests.kernels.test_sampling import (
+    _fast_sim_barriers,  # noqa: F401 (autouse fixture)
+    compare,
+    host,
+    path_shape,
+)
+
+shape = path_shape("the nucleus pass", sim=dict(splits=2), gpu={})
+
+@pytest.fixture(autouse=True)
+def _nucleus_on(monkeypatch):
+    monkeypatch.setattr(router, "NUCLEUS", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+
+
+def _call(backend, shape, lg, lp=False, splits=None, order="llama", **kw):
+    """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions)."""
+    rows, vocab = lg.shape
+    s = rs.Sampler(rows, vocab, "float32", order=order, _block=shape["block"],
+                   _splits=shape["splits"] if splits is None else splits)
+    res = s(lg, check=False, return_logprobs=lp, **kw)
+    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
+    si = host(backend, s.plan.views(buf)["si"])
+    return res[0], (res[1] if lp else None), si[:, KF.HS_NUC].copy()
+
+
+def _crafted(vocab, chunk, seed, position, rank):
+    """A row (llama order) whose nucleus is token j alone for any top_p (logit 40, every other
+    0: mass 0) and its temperature, set so that j's score ranks ``rank`` (0: best) among the
+    row's scores (the others' are their noise alone): rank 0 -> the pass takes the best
+    (NUC_W1), 1 -> the second (NUC_W2), 2 -> neither survives (the histogram path). j lies in
+    the split (``chunk`` tokens each) of the token with the best noise: phase 1's block merges
+    of the two best scores meet both."""
+    g = philox.token_gumbel(np.uint64(seed), np.uint64(position),
+                            np.arange(vocab, dtype=np.int64)).astype(np.float64)
+    order = np.argsort(-g, kind="stable")
+    lo = order[0] // chunk * chunk
+    j = lo + int(np.argmin(g[lo:lo + chunk]))   # the split's lowest noise
+    top = g[order[:3]]
+    want = {0: top[0] + 1.0, 1: (top[0] + top[1]) / 2, 2: (top[1] + top[2]) / 2}[rank]
+    row = np.zeros(vocab, np.float32)
+    row[j] = 40.0
+    return row, j, np.float32(40.0 / (want - g[j]))
+
+
+@pytest.mark.parametrize("lp", [False, True], ids=["tokens", "logprobs"])
+def test_each_decision_gives_the_reference_token(backend, shape, lp):
+    vocab = shape["vocab"]
+    ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
+    rows = len(ranks)
+    chunk = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
+                       _splits=shape["splits"]).plan.chunk_draw
+    seed = np.arange(101, 101 + rows, dtype=np.uint64)
+    lg = np.empty((rows, vocab), np.float32)
+    temp = np.empty(rows, np.float32)
+    nucleus = []
+    for r in range(rows):
+        lg[r], j, temp[r] = _crafted(vocab, chunk, seed[r], 7, ranks[r])
+        nucleus.append(j)
+    params = dict(temperature=temp, top_p=0.9)
+    tok, lps, how = _call(backend, shape, lg, lp=lp, seed=seed, position=7, **params)
+    got = compare(backend, lg, tok, lps, seed=seed, position=7, **params)
+    assert [int(t) for t in got] == nucleus            # the nucleus' one token, every row
+    assert list(how) == [(KF.NUC_W1, KF.NUC_W2, KF.NUC_NONE)[r] for r in ranks]
+
+
+def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(backend, shape):
+    # A constant row: every mass is 2**40 and the best token (position r of the order: ties go
+    # by index) has r * 2**40 before it. With top_p r / n the target lies within the
+    # approximation's bound of that mass, so the pass must not decide; with (r + off) / n, off
+    # tokens past the bound (2**-15 of the row's mass, plus two units a token), it takes the
+    # token. The tokens are the reference's either way.
+    vocab = shape["vocab"]
+    idx = np.arange(vocab, dtype=np.int64)
+    far = 1.0 + 4.0 * vocab * 2.0**-15
+    seeds, best = [], []
+    for s in range(5, 80):   # four seeds whose best token is neither 0 (top_p 0 is refused)
+        b = int(np.argmax(philox.token_gumbel(np.uint64(s), np.uint64(2), idx)))
+        if 0 < b < vocab - far - 1 and len(seeds) < 4:   # nor so late that top_p reaches 1
+            seeds.append(s)
+            best.append(b)
+    seeds = np.array(seeds, np.uint64)
+    lg = np.ones((seeds.size, vocab), np.float32)
+    for off, want in ((0.0, KF.NUC_NONE), (far, KF.NUC_W1)):
+        p = np.array([(b + off) / vocab for b in best], np.float32)
+        tok, _, how = _call(backend, shape, lg, seed=seeds, position=2, temperature=1.0,
+                            top_p=p)
+        compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
+        assert list(how) == [want] * seeds.size
+
+
+def _random_vocab(backend, shape):
+    # long enough for phase 1's fast pass (FAST_MIN_QUADS quads a thread) on the simulator
+    if backend.name == "sim":
+        return 4 * backend.warp_size() * (KF.FAST_MIN_QUADS + 2) + 9
+    return shape["vocab"]
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng, order):
+    # Random rows (NaN, inf and far-below logits among them), top_p per row from 0.05 to 0.99:
+    # the tokens are the reference's and the same for every split count (two and more: the
+    # pass's routes), through the exact draw (short rows) and the fast pass (long ones).
+    rows = 8 if backend.name == "sim" else 64
+    for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
+        lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
+        lg[0, 3] = np.nan
+        lg[1, 10] = np.inf
+        lg[2, 7] = -1e30
+        seed = rng.integers(0, 2**63, rows)
+        params = dict(temperature=0.8, top_p=np.linspace(0.05, 0.99, rows).astype(np.float32),
+                      order=order)
+        got = []
+        for splits in (2, 3):
+            tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
+                                  position=4, **params)
+            got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
+            assert (how == KF.NUC_W1).any()   # the pass finished rows itself
+        np.testing.assert_array_equal(got[1], got[0])
+
+
+def test_routing_takes_the_pass_for_host_top_p_rows_only(backend, shape, monkeypatch):
+    plan = rs.Sampler(4, 40, "float32", _block=shape["block"], _splits=2).plan
+    t = np.array([1.0, 0.7, 1.0, 0.0], np.float32)
+    k = np.array([0, 0, 5, 0], np.int64)
+    p = np.array([0.9, 0.5, 0.9, 0.5], np.float32)
+    mp = np.array([0.0, 0.0, 0.0, 0.0], np.float32)
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert r.nuc and r.draw and r.hist and r.select
+    assert list(router.nuc_rows(plan, router.Host(t, k, p, mp))) == [True, True, False, False]
+    # min_p or top_k on every top-p row, or a device array: no pass
+    assert not router.route(plan, router.Host(t, k + 3, p, mp)).nuc
+    assert not router.route(plan, router.Host(t, k, p, mp + 0.1)).nuc
+    assert not router.route(plan, router.Host(None, k, p, mp)).nuc
+    # one drawing split a row: a row the pass left would take one block's whole-row latency
+    one = rs.Sampler(4, 40, "float32", _block=shape["block"], _splits=1).plan
+    assert not router.route(one, router.Host(t, k, p, mp)).nuc
+    monkeypatch.setattr(router, "NUCLEUS", False)
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert not r.nuc and r.hist and r.select
+
+
+def test_mass_bound_covers_the_float32_masses():
+    # amass's premise, on the host in float32 as the kernel computes it: e * 2**40 within
+    # NUC_REL relative plus half a unit of the reference's integer mass, over every distance
+    # (past -29 the mass is 0 and e * 2**40 below half a unit).
+    d = -np.concatenate([np.linspace(0, 40, 400001), np.geomspace(1e-8, 40, 20001)])
+    kf = np.float32(3.25)
+    fv = (np.float64(kf) + d).astype(np.float32)
+    exact = np.floor(np.exp(fv.astype(np.float64) - np.float64(kf)) * 2.0**40 + 0.5)
+    e = np.exp((fv - kf).astype(np.float32)).astype(np.float32)
+    e[fv == kf] = 1.0
+    err = np.abs(e.astype(np.float64) * 2.0**40 - exact)
+    assert (err <= KH.NUC_REL * exact + 0.5).all(), float(((err - 0.5) / exact).max())
