@@ -7,6 +7,8 @@ histogram path. Each decision is reached on purpose here and read back from the 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -19,10 +21,23 @@ from tests.kernels.test_sampling import (
     _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
-    path_shape,
 )
 
-shape = path_shape("the nucleus pass", sim=dict(splits=2), gpu={})
+#: compute-sanitizer runs (ROCSAMPLE_FUZZ=sanitize, tools/gpu/sanitize.sh) take the simulator's
+#: shapes on a GPU too
+_SAN = os.environ.get("ROCSAMPLE_FUZZ") == "sanitize"
+
+
+@pytest.fixture(scope="module")
+def shape(backend):
+    """3 x 150 logits in one-wavefront blocks and 2 splits on the simulator (and under
+    compute-sanitizer), 16 x 151936 with the plan's own block and splits on a GPU; skipped on
+    cpu, which runs the reference instead of any launch plan."""
+    if not backend.is_device:
+        pytest.skip("the nucleus pass is a device launch plan (cpu runs the reference)")
+    if backend.name == "sim" or _SAN:
+        return dict(rows=3, vocab=150, block=backend.warp_size(), splits=2)
+    return dict(rows=16, vocab=151936, block=None, splits=None)
 
 @pytest.fixture(autouse=True)
 def _nucleus_on(monkeypatch):
@@ -54,15 +69,20 @@ def _crafted(vocab, chunk, seed, position, rank):
     lo = order[0] // chunk * chunk
     j = lo + int(np.argmin(g[lo:lo + chunk]))   # the split's lowest noise
     top = g[order[:3]]
-    want = {0: top[0] + 1.0, 1: (top[0] + top[1]) / 2, 2: (top[1] + top[2]) / 2}[rank]
+    # (rank 1 just above the second noise: a bound of the block's best rather than its second
+    # best, which the fast pass must not use, would skip j)
+    want = {0: top[0] + 1.0, 1: top[1] + 0.1 * (top[0] - top[1]),
+            2: (top[1] + top[2]) / 2}[rank]
     row = np.zeros(vocab, np.float32)
     row[j] = 40.0
     return row, j, np.float32(40.0 / (want - g[j]))
 
 
-@pytest.mark.parametrize("lp", [False, True], ids=["tokens", "logprobs"])
-def test_each_decision_gives_the_reference_token(backend, shape, lp):
-    vocab = shape["vocab"]
+@pytest.mark.parametrize("lp,long", [(False, False), (True, False), (False, True)],
+                         ids=["tokens", "logprobs", "fast-pass"])
+def test_each_decision_gives_the_reference_token(backend, shape, lp, long):
+    # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges)
+    vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
     rows = len(ranks)
     chunk = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
@@ -107,9 +127,10 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
 
 
 def _random_vocab(backend, shape):
-    # long enough for phase 1's fast pass (FAST_MIN_QUADS quads a thread) on the simulator
-    if backend.name == "sim":
-        return 4 * backend.warp_size() * (KF.FAST_MIN_QUADS + 2) + 9
+    # long enough for phase 1's fast pass (FAST_MIN_QUADS quads a thread) with 2 and 3 splits on
+    # the simulator (its TOP2 form: the merges of the fast pass's two best)
+    if backend.name == "sim" or _SAN:
+        return 3 * 4 * backend.warp_size() * (KF.FAST_MIN_QUADS + 1) + 9
     return shape["vocab"]
 
 
@@ -118,7 +139,7 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
     # Random rows (NaN, inf and far-below logits among them), top_p per row from 0.05 to 0.99:
     # the tokens are the reference's and the same for every split count (two and more: the
     # pass's routes), through the exact draw (short rows) and the fast pass (long ones).
-    rows = 8 if backend.name == "sim" else 64
+    rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
         lg[0, 3] = np.nan
@@ -129,6 +150,8 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
                       order=order)
         got = []
         for splits in (2, 3):
+            if vocab == _random_vocab(backend, shape) and shape["block"]:   # the fast pass's
+                assert -(-vocab // splits) >= 4 * KF.FAST_MIN_QUADS * shape["block"]
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
                                   position=4, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
