@@ -1,8 +1,8 @@
 """Device code for the histogram path: top_p, min_p, large top_k and any mix of them, and the
 nucleus pass that finishes most top-p-only rows before it.
 
-``make(cuda, load, h, f)`` compiles, for one logits loader, the two kernels that finish the rows
-phase 1 (``rocsample.kernels.sampling_fast``) left in state: MINP rows (min_p without top_p or
+``make(cuda, load, h, f)`` compiles, for one logits loader, the nucleus pass (item 0 below) and
+the two kernels that finish the rows phase 1 (``rocsample.kernels.sampling_fast``) left in state: MINP rows (min_p without top_p or
 top_k) and HIST rows (top_p < 1, or top_k above the tile path's limit, with any min_p, in either
 order). Rows of other modes leave both kernels at once, so with device parameter arrays every
 kernel is launched and each row takes its own path.
