@@ -113,6 +113,13 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: slower at 1 x 32000, 8 x 32000 and 1 x 151936 (1-5 quads a thread), 0.8 us faster at
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
+#: TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of before
+#: it (``ROCSAMPLE_TOP2_LATE=1``; off by default until timed on a GPU): nothing of the second
+#: best is then live across the fast loop, which ptxas then fits in 64 registers (4 blocks an SM,
+#: one wave of the drawing splits) instead of 72. The tokens are the same: the late fold takes
+#: the quad's tokens in reverse index order, ties to the token folded (it precedes every token
+#: already folded).
+TOP2_LATE = os.environ.get("ROCSAMPLE_TOP2_LATE", "0") == "1"
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -571,7 +578,7 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
-    def _partials(DRAW, LP, FAST, TOP2):
+    def _partials(DRAW, LP, FAST, TOP2, LATE):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -619,6 +626,44 @@ def make(cuda, load, h):
                     bgi2 = j
                 if LP:
                     lm, ls = lse_add32(lm, ls, v)
+            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_first(v, g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
+            # fold_draw for a token that precedes every token folded so far (LATE variants'
+            # partial first quad, folded after the fast pass in reverse index order): ties go to
+            # it, for the maximum and for both best scores.
+            if v > _F32_NINF and v < _F32_INF:
+                if not v < bv:
+                    bv = v
+                    bi = j
+                g = np.float32(v * inv_t) + g0
+                if not g < bg:
+                    bg2 = bg
+                    bgi2 = bgi
+                    bg = g
+                    bgi = j
+                elif not g < bg2:
+                    bg2 = g
+                    bgi2 = j
+                if LP:
+                    lm, ls = lse_add32(lm, ls, v)
+            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def quad_first(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
+            # A split's partial first quad c, its tokens in [lo, hi) from the last down, by
+            # fold_first (LATE variants, after the fast pass).
+            g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+            j = np.int64(c) << np.int64(2)
+            for w in range(4):
+                u = 3 - w
+                ju = j + np.int64(u)
+                v = _F32_NAN
+                if ju >= lo and ju < hi:
+                    v = load(xr, 0, ju)
+                bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_first(
+                    v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
             return bv, bi, bg, bgi, bg2, bgi2, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
@@ -789,7 +834,7 @@ def make(cuda, load, h):
                 # bs - 1's, after its others: every thread folds its tokens in index order.
                 qa = (lo + np.int64(3)) >> np.int64(2)
                 qb = hi >> np.int64(2)
-                if tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
+                if not LATE and tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
                     bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_masked(
                         xr, lo >> np.int64(2), lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2,
                         lm, ls)
@@ -848,6 +893,10 @@ def make(cuda, load, h):
                     else:
                         bg, bgi, bg2, bgi2 = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi,
                                                         bg2, bgi2)
+                    if LATE and tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
+                        bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_first(
+                            xr, lo >> np.int64(2), lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2,
+                            bgi2, lm, ls)
                 # whole rounds: QU full quads per thread, their 4 * QU loads issued first
                 while not FAST and c + last < qb:
                     for u in range(QU):
@@ -1028,12 +1077,16 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False, top2=False):
+    def partials(draw, lp, fast=False, top2=False, late=None):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
         # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
         # pass (rocsample.kernels.sampling_hist)
-        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2))
+        # late: TOP2_LATE for this variant (None: the module's setting)
+        f = bool(draw and fast and DRAW_FAST)
+        t2 = bool(draw and top2)
+        key = (bool(draw), bool(lp), f, t2,
+               bool(f and t2 and (TOP2_LATE if late is None else late)))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)
