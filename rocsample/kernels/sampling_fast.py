@@ -578,6 +578,12 @@ def make(cuda, load, h):
             return _I64_0
         return np.int64(math.floor(math.exp(d) * _MASS_SCALE + _F64_HALF))
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def topp_target(p, z):
+        # The reference's top-p target for a total mass z (``reference.sampling.topp_target``):
+        # ceil(float64(p) * float64(z)), monotone in z.
+        return np.int64(math.ceil(np.float64(p) * np.float64(z)))
+
     def _partials(DRAW, LP, FAST, TOP2, LATE):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
@@ -1587,7 +1593,7 @@ def make(cuda, load, h):
               block_incl_scan(sm_c, tid, bs)
               z = sm_c[bs - 1]
               before = sm_c[tid] - own
-              tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
+              tgt = topp_target(p, z)
               if tgt > z:
                   tgt = z
               q = q0
@@ -1633,7 +1639,7 @@ def make(cuda, load, h):
                       if q + 3 < j:
                           before += m3
                       q += 4
-                  tgt = np.int64(math.ceil(np.float64(p) * np.float64(z)))
+                  tgt = topp_target(p, z)
                   if tgt > z:
                       tgt = z
                   if before < tgt and before + mass[j] >= tgt:
@@ -1689,6 +1695,7 @@ def make(cuda, load, h):
                               filter_key=filter_key, key_value=key_value,
                               comp=comp, comp_of=comp_of, comp_token=comp_token,
                               score_from_scaled=score_from_scaled, hmass=hmass,
+                              topp_target=topp_target,
                               split_block=split_block, load_round=load_round,
                               count_done=count_done, put_token=put_token, dist_bin=dist_bin,
                               bin_dlim=bin_dlim, digit_pick=digit_pick, bitonic_desc=bitonic_desc,

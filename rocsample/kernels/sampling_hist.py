@@ -150,6 +150,7 @@ def make(cuda, load, h, f):
     comp_token = f.comp_token
     score_from_scaled = f.score_from_scaled
     hmass = f.hmass
+    topp_target = f.topp_target
     split_block = f.split_block
     load_round = f.load_round
     count_done = f.count_done
@@ -431,7 +432,7 @@ def make(cuda, load, h, f):
         # of A's masses over contiguous per-thread segments)
         P = _BIG
         if need_p:
-            tgt = np.int64(math.ceil(np.float64(p) * np.float64(Z)))
+            tgt = topp_target(p, Z)
             if tgt > Z:
                 tgt = Z
             per = (CA + bsw - 1) // bsw
@@ -545,7 +546,7 @@ def make(cuda, load, h, f):
                     z += hmass(fv, xm)
                 i += bsw
             Z = block_sum(sm_s, z, tid, bs)
-            tgt = np.int64(math.ceil(np.float64(p) * np.float64(Z)))
+            tgt = topp_target(p, Z)
             if tgt > Z:
                 tgt = Z
             cP = radix_select(x, row, n, inv_t, vllm, minp_vllm, thr, xm, tgt, True, tid, bs,
@@ -741,17 +742,17 @@ def make(cuda, load, h, f):
         if need_p:
             if not kpart:
                 Zex = QKB + hmk
-                tlo = np.int64(math.ceil(np.float64(p) * np.float64(Zex)))
+                tlo = topp_target(p, Zex)
                 if tlo > Zex:
                     tlo = Zex
                 thi = tlo
             else:
                 zl = QKB
                 zh = QKB + hmk
-                tlo = np.int64(math.ceil(np.float64(p) * np.float64(zl)))
+                tlo = topp_target(p, zl)
                 if tlo > zl:
                     tlo = zl
-                thi = np.int64(math.ceil(np.float64(p) * np.float64(zh)))
+                thi = topp_target(p, zh)
                 if thi > zh:
                     thi = zh
             if tlo < _I64_1:
@@ -921,12 +922,6 @@ def make(cuda, load, h, f):
         return (q >> np.int64(_AM_SHIFT)) + np.int64(2) * n + np.int64(2)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def p_target(p, z):
-        # The reference's top-p target for a total mass z: ceil(float64(p) * float64(z)),
-        # monotone in z.
-        return np.int64(math.ceil(np.float64(p) * np.float64(z)))
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def nuc_verdict(q, n, tlo, thi):
         # 1: a token with approximate mass q before it survives top-p for every exact total in
         # the bounds (its exact mass before is below the lowest target), -1: for none, 0: the
@@ -1012,8 +1007,8 @@ def make(cuda, load, h, f):
             nn = np.int64(n)
             zq = si[row, F.HS_NZ]
             ez = mass_err(zq, nn)
-            tlo = p_target(p, max(zq - ez, _I64_0))
-            thi = p_target(p, zq + ez)
+            tlo = topp_target(p, max(zq - ez, _I64_0))
+            thi = topp_target(p, zq + ez)
             tok = _I64_M1
             how = F.NUC_NONE
             v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
