@@ -611,81 +611,57 @@ def make(cuda, load, h):
                 bi = j
             return bv, bi, lm, ls
 
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_draw(v, g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
-            # One token of a row that draws: the maximum as in fold, and the Gumbel score
-            # float32(float32(v * inv_t) + g0), the best kept (see _F32_NONE for the first);
-            # TOP2 variants keep the second best too (bg2, bgi2; ties to the earlier token).
-            if v > _F32_NINF and v < _F32_INF:
-                if v > bv:
-                    bv = v
-                    bi = j
-                g = np.float32(v * inv_t) + g0
-                if not g <= bg:
-                    if TOP2:
-                        bg2 = bg
-                        bgi2 = bgi
-                    bg = g
-                    bgi = j
-                elif TOP2 and not g <= bg2:
-                    bg2 = g
-                    bgi2 = j
-                if LP:
-                    lm, ls = lse_add32(lm, ls, v)
-            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+        def drawing_folds(FIRST):
+            # The exact fold of one token of a row that draws, and of a split's partial quad
+            # through it. FIRST (LATE variants' partial first quad, folded after the fast pass):
+            # every token folded precedes those folded before it, so the quad goes from its last
+            # token down and ties go to the token folded; otherwise ties keep the earlier one.
+            TRACK2 = TOP2 or FIRST
 
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_first(v, g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
-            # fold_draw for a token that precedes every token folded so far (LATE variants'
-            # partial first quad, folded after the fast pass in reverse index order): ties go to
-            # it, for the maximum and for both best scores.
-            if v > _F32_NINF and v < _F32_INF:
-                if not v < bv:
-                    bv = v
-                    bi = j
-                g = np.float32(v * inv_t) + g0
-                if not g < bg:
-                    bg2 = bg
-                    bgi2 = bgi
-                    bg = g
-                    bgi = j
-                elif not g < bg2:
-                    bg2 = g
-                    bgi2 = j
-                if LP:
-                    lm, ls = lse_add32(lm, ls, v)
-            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+            @cuda.jit(device=True, cache=JIT_CACHE)
+            def fold(v, g0, j, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
+                # One token: the maximum as in fold, and the Gumbel score float32(float32(v *
+                # inv_t) + g0), the best kept (see _F32_NONE for the first); TOP2 variants keep
+                # the second best too (bg2, bgi2).
+                if v > _F32_NINF and v < _F32_INF:
+                    if v > bv or (FIRST and v == bv):
+                        bv = v
+                        bi = j
+                    g = np.float32(v * inv_t) + g0
+                    if not g <= bg or (FIRST and g == bg):
+                        if TRACK2:
+                            bg2 = bg
+                            bgi2 = bgi
+                        bg = g
+                        bgi = j
+                    elif TRACK2 and (not g <= bg2 or (FIRST and g == bg2)):
+                        bg2 = g
+                        bgi2 = j
+                    if LP:
+                        lm, ls = lse_add32(lm, ls, v)
+                return bv, bi, bg, bgi, bg2, bgi2, lm, ls
 
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def quad_first(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
-            # A split's partial first quad c, its tokens in [lo, hi) from the last down, by
-            # fold_first (LATE variants, after the fast pass).
-            g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
-            j = np.int64(c) << np.int64(2)
-            for w in range(4):
-                u = 3 - w
-                ju = j + np.int64(u)
-                v = _F32_NAN
-                if ju >= lo and ju < hi:
-                    v = load(xr, 0, ju)
-                bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_first(
-                    v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
-            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+            @cuda.jit(device=True, cache=JIT_CACHE)
+            def quad(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
+                # Quad c (tokens 4c .. 4c + 3), only its tokens in [lo, hi): a split's partial
+                # first or last quad.
+                g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+                j = np.int64(c) << np.int64(2)
+                for w in range(4):
+                    u = 3 - w if FIRST else w
+                    ju = j + np.int64(u)
+                    v = _F32_NAN
+                    if ju >= lo and ju < hi:
+                        v = load(xr, 0, ju)
+                    bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold(
+                        v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm,
+                        ls)
+                return bv, bi, bg, bgi, bg2, bgi2, lm, ls
 
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def quad_masked(xr, c, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls):
-            # Quad c (tokens 4c .. 4c + 3), only its tokens in [lo, hi): a split's partial first
-            # or last quad.
-            g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
-            j = np.int64(c) << np.int64(2)
-            for u in range(4):
-                ju = j + np.int64(u)
-                v = _F32_NAN
-                if ju >= lo and ju < hi:
-                    v = load(xr, 0, ju)
-                bv, bi, bg, bgi, bg2, bgi2, lm, ls = fold_draw(
-                    v, pick4(g0, g1, g2, g3, u), ju, inv_t, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
-            return bv, bi, bg, bgi, bg2, bgi2, lm, ls
+            return fold, quad
+
+        fold_draw, quad_masked = drawing_folds(False)
+        quad_first = drawing_folds(True)[1]
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold_fast(v, x, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls):
