@@ -26,8 +26,7 @@ import numpy as np
 
 FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, True)]
                  + [(True, lp, True) for lp in (False, True)]   # the drawing fast variants
-                 + [(True, lp, f, True) for lp in (False, True) for f in (False, True)]  # TOP2
-                 + [(True, lp, True, True, True) for lp in (False, True)],  # TOP2, late first quad
+                 + [(True, lp, f, True) for lp in (False, True) for f in (False, True)],  # TOP2
                 "finalize": [(False,), (True,)]}   # the tile finalize and its large form
 
 

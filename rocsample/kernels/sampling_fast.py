@@ -114,12 +114,11 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
 #: TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of before
-#: it (``ROCSAMPLE_TOP2_LATE=1``; off by default until timed on a GPU): nothing of the second
-#: best is then live across the fast loop, which ptxas then fits in 64 registers (4 blocks an SM,
-#: one wave of the drawing splits) instead of 72. The tokens are the same: the late fold takes
-#: the quad's tokens in reverse index order, ties to the token folded (it precedes every token
-#: already folded).
-TOP2_LATE = os.environ.get("ROCSAMPLE_TOP2_LATE", "0") == "1"
+#: it (the late first quad): nothing of the second best is then live across the fast loop, which
+#: ptxas then fits in 64 registers (4 blocks an SM, one wave of the drawing splits) instead of 72
+#: (64 x 151936 top_p alone 81.1 -> 75.0 us on the H200). The tokens are the same: the late fold
+#: takes the quad's tokens in reverse index order, ties to the token folded (it precedes every
+#: token already folded).
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -584,7 +583,7 @@ def make(cuda, load, h):
         # ceil(float64(p) * float64(z)), monotone in z.
         return np.int64(math.ceil(np.float64(p) * np.float64(z)))
 
-    def _partials(DRAW, LP, FAST, TOP2, LATE):
+    def _partials(DRAW, LP, FAST, TOP2):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -595,6 +594,7 @@ def make(cuda, load, h):
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
         NG2 = MAX_BLOCK if TOP2 else 1   # the second-best score slots (TOP2)
+        LATE = FAST and TOP2   # the partial first quad folded after the fast pass
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -1059,16 +1059,13 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False, top2=False, late=None):
+    def partials(draw, lp, fast=False, top2=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
         # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
         # pass (rocsample.kernels.sampling_hist)
-        # late: TOP2_LATE for this variant (None: the module's setting)
         f = bool(draw and fast and DRAW_FAST)
-        t2 = bool(draw and top2)
-        key = (bool(draw), bool(lp), f, t2,
-               bool(f and t2 and (TOP2_LATE if late is None else late)))
+        key = (bool(draw), bool(lp), f, bool(draw and top2))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)

@@ -78,13 +78,11 @@ def _crafted(vocab, chunk, seed, position, rank):
     return row, j, np.float32(40.0 / (want - g[j]))
 
 
-@pytest.mark.parametrize("lp,long,late", [(False, False, False), (True, False, False),
-                                          (False, True, False), (True, True, True)],
-                         ids=["tokens", "logprobs", "fast-pass", "fast-pass-late"])
-def test_each_decision_gives_the_reference_token(backend, shape, lp, long, late, monkeypatch):
-    # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges);
-    # late: its partial first quads folded after the pass (KF.TOP2_LATE)
-    monkeypatch.setattr(KF, "TOP2_LATE", late)
+@pytest.mark.parametrize("lp,long", [(False, False), (True, False), (False, True), (True, True)],
+                         ids=["tokens", "logprobs", "fast-pass", "fast-pass-logprobs"])
+def test_each_decision_gives_the_reference_token(backend, shape, lp, long):
+    # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges,
+    # its partial first quads folded after the pass)
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
     rows = len(ranks)
@@ -137,15 +135,12 @@ def _random_vocab(backend, shape):
     return shape["vocab"]
 
 
-@pytest.mark.parametrize("order,late", [("llama", False), ("vllm", False), ("llama", True)],
-                         ids=["llama", "vllm", "llama-late"])
-def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng, order, late,
-                                                             monkeypatch):
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng, order):
     # Random rows (NaN, inf and far-below logits among them), top_p per row from 0.05 to 0.99:
     # the tokens are the reference's and the same for every split count (two and more: the
-    # pass's routes), through the exact draw (short rows) and the fast pass (long ones; late:
-    # with the partial first quads folded after it).
-    monkeypatch.setattr(KF, "TOP2_LATE", late)
+    # pass's routes), through the exact draw (short rows) and the fast pass (long ones, whose
+    # partial first quads are folded after it).
     rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
@@ -166,13 +161,15 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
         np.testing.assert_array_equal(got[1], got[0])
 
 
-@pytest.mark.parametrize("late", [False, True], ids=["before", "late"])
-def test_a_split_s_partial_first_quad_can_hold_the_winner(backend, shape, late, monkeypatch):
-    # The second split of a fast-pass row starts inside a quad: thread 0 folds that quad's
-    # tokens by themselves, before the fast pass or (late) after it. A spike there is the
-    # row's best score and its whole nucleus.
-    monkeypatch.setattr(KF, "TOP2_LATE", late)
-    vocab = _random_vocab(backend, shape) if backend.name == "sim" or _SAN else 151939
+@pytest.mark.parametrize("long", [False, True], ids=["exact", "fast-pass"])
+def test_a_split_s_partial_first_quad_can_hold_the_winner(backend, shape, long):
+    # The second split of a row starts inside a quad: thread 0 folds that quad's tokens by
+    # themselves, before its other quads (the exact draw) or after the fast pass (long rows: the
+    # late first quad). A spike there is the row's best score and its whole nucleus.
+    if long:
+        vocab = _random_vocab(backend, shape) if backend.name == "sim" or _SAN else 151939
+    else:
+        vocab = 8 * 16 + 1
     lo = -(-vocab // 2)
     assert lo % 4 in (1, 2)   # tokens lo and lo + 1 share the partial quad
     lg = np.zeros((2, vocab), np.float32)
