@@ -45,6 +45,26 @@ _MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
+#: The nucleus pass (``sampling_hist._sample_nucleus_kernel``) has a split count of its own: it
+#: reads nothing per split of phase 1 and is latency-bound (H200, 64 x 151936 at phase 1's 8
+#: drawing splits: 0.78 waves, 26.0 us for a 9.7 us read), so it takes at least
+#: ``_NUC_BLOCKS_PER_CU`` blocks a compute unit in all, in splits of at least ``_NUC_MIN_CHUNK``
+#: logits, and never fewer splits than phase 1's drawing variant.
+#: ``ROCSAMPLE_NUC_BLOCKS_PER_CU`` overrides it (timings).
+_NUC_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_NUC_BLOCKS_PER_CU") or 10)
+_NUC_MIN_CHUNK = 2048
+#: The rows the nucleus pass leaves (rarely more than one in a batch) are finished by the
+#: histogram and select passes launched row-strided (``SamplingPlan.rows_fin``): each row in
+#: splits of ``_FIN_CHUNK`` logits, so one left row takes a fraction of a microsecond's reads a
+#: block instead of the drawing splits' whole share, and a grid of about
+#: ``_FIN_BLOCKS_PER_CU`` blocks a compute unit whatever the batch (the finished rows cost each
+#: block a look at their state). ``ROCSAMPLE_FIN_CHUNK`` overrides the chunk (timings).
+_FIN_CHUNK = int(os.environ.get("ROCSAMPLE_FIN_CHUNK") or 2048)
+_FIN_BLOCKS_PER_CU = 8
+#: The select pass keeps a split winner per (row, split) (the scratch's ``pi``, laid out for the
+#: larger of ``splits`` and ``splits_fin``): the row-strided split count stays at most this many
+#: slots over the rows (2 MB), or ``splits``.
+_FIN_SLOTS = 65536
 
 
 def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
@@ -98,6 +118,12 @@ class SamplingPlan:
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
         occupancy would make two waves; the scratch is laid out for ``splits``).
+    splits_nuc, chunk_nuc : int
+        The same for the nucleus pass (``_NUC_BLOCKS_PER_CU``).
+    splits_fin, chunk_fin, rows_fin : int
+        The histogram and select passes of routes whose every histogram-path row is a
+        top-p-only row (the rows the nucleus pass leaves): grid ``(splits_fin, rows_fin)``,
+        each block serving the rows ``y, y + rows_fin, ...`` that still need it.
     tpt, cap, cap_large, fast_final_block : int
         Tile maxima per split, candidate capacity (tile finalize and histogram path; the tile
         finalize's large form), the tile finalize's block.
@@ -116,8 +142,8 @@ class SamplingPlan:
             V.fail("_block", f"a multiple of the wavefront size {warp} and a power of two, up "
                    f"to {K.MAX_BLOCK}", b)
         self.block = b
+        cus = int(be.compute_units(device))
         if splits is None:
-            cus = int(be.compute_units(device))
             s = choose_splits(n_rows, n_vocab, cus, b)
             sd = draw_splits(n_rows, n_vocab, s, cus)
         else:
@@ -126,6 +152,18 @@ class SamplingPlan:
         self.chunk = -(-n_vocab // s)
         self.splits_draw = sd
         self.chunk_draw = -(-n_vocab // sd)
+        rows = max(n_rows, 1)
+        if splits is None:
+            sn = max(sd, min(-(-_NUC_BLOCKS_PER_CU * cus // rows), n_vocab // _NUC_MIN_CHUNK,
+                             _MAX_SPLITS))
+            sf = max(1, min(n_vocab // _FIN_CHUNK, _MAX_SPLITS, max(s, _FIN_SLOTS // rows)))
+        else:   # (tests: the given split count for every launch)
+            sn = sf = s
+        self.splits_nuc = sn
+        self.chunk_nuc = -(-n_vocab // sn)
+        self.splits_fin = sf
+        self.chunk_fin = -(-n_vocab // sf)
+        self.rows_fin = max(1, min(rows, _FIN_BLOCKS_PER_CU * cus // sf))
         # tiles per split so that a row has at most GMAX tile maxima (and, above 4 * KCAP tiles, at least TILE_MIN tokens per tile: smaller tiles only
         # cost the finalize block more histogram work for no shorter gather)
         tpt = b
@@ -138,7 +176,8 @@ class SamplingPlan:
         self.cap_large = KF.CAND_MAX_L if cap is None else self.cap
         self.fast_final_block = b if block is not None or be.name == "sim" else KF.MAX_BLOCK
         r = n_rows
-        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, s, K.N_PI)),
+        # (pi: the select pass's split winners at the row-strided launches' split count too)
+        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, max(s, sf), K.N_PI)),
                   ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
                   ("tm", np.float32, (r, s * tpt))]
         if filters:

@@ -67,11 +67,13 @@ _LARGE_MIN_ROWS = 64
 #: the row; rows it cannot decide take the histogram and select passes as before.
 #: ``ROCSAMPLE_NUCLEUS=0`` turns it off (those rows take the histogram path from phase 1 on).
 NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
-#: Fewest drawing splits a row for the nucleus pass: a row it leaves is finished by the
-#: histogram and select passes at one row's latency, which with a single split (one block over
-#: the whole row) costs as much as those passes over the whole batch (H200, 256 x 32000, top_p
-#: 0.95: 217.6 us with one such row, against 139.0 for the histogram path alone).
-_NUC_MIN_SPLITS = 2
+#: Fewest drawing splits a row for the nucleus pass (``ROCSAMPLE_NUC_MIN_SPLITS``, for timings).
+#: A row the pass leaves used to be finished by the histogram and select passes at the drawing
+#: splits, at one row's latency: with a single split (one block over the whole row) as much as
+#: those passes over the whole batch (H200, 256 x 32000, top_p 0.95: 217.6 us with one such
+#: row, against 139.0 for the histogram path alone). Routes whose histogram-path rows are all
+#: top-p-only rows now finish them row-strided (``Route.strided``) in short splits.
+_NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -119,8 +121,10 @@ class Operands:
     want_lp: bool
     advance_position: bool
     # the plan's per-row counts of finished splits: (three int32 (n_rows,) for the routes that
-    # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw``; the same
-    # arrays where the two counts are equal): each counter only ever sees one split count
+    # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw`` (the same
+    # arrays where the two counts are equal), three for the nucleus pass (``splits_nuc``) and the
+    # row-strided histogram and select passes (``splits_fin``)): each counter only ever sees one
+    # split count
     counts: Any
 
 
@@ -141,6 +145,9 @@ class Route:
     dev: bool = False
     large: bool = False  # the tile finalize's large form (kcap is then KF.KCAP_L)
     nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
+    # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
+    # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
+    strided: bool = False
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -167,10 +174,13 @@ def route(plan, host: Host, order: str = "llama") -> Route:
         return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
-    nuc = nucleus_on(plan) and bool((nuc_rows(plan, host) & (m == KF.MODE_HIST)).any())
+    hrow = m == KF.MODE_HIST
+    nrow = nuc_rows(plan, host) & hrow
+    nuc = nucleus_on(plan) and bool(nrow.any())
+    strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm, large=large and tile, nuc=nuc)
+                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided)
 
 
 def nucleus_on(plan) -> bool:
@@ -294,17 +304,21 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
-    if r.nuc:  # (its count is the histogram pass's: each kernel's counts end at 0)
-        L.append((kn.hist._sample_nucleus_kernel, (S, n), B,
-                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, want_lp, r.kcap, w["si"],
-                   w["sf"], c2, o.tokens, o.logprobs, o.status)))
+    cn, cf2, cf3 = o.counts[2]
+    if r.nuc:
+        L.append((kn.hist._sample_nucleus_kernel, (plan.splits_nuc, n), B,
+                  (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, want_lp, r.kcap,
+                   w["si"], w["sf"], cn, o.tokens, o.logprobs, o.status)))
+    grid = (S, n)
+    if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
+        grid, chunk, c2, c3 = (plan.splits_fin, plan.rows_fin), plan.chunk_fin, cf2, cf3
     if r.hist:
-        L.append((kn.hist._sample_hist_kernel, (S, n), B,
+        L.append((kn.hist._sample_hist_kernel, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
                    plan.cap, c2, o.tokens, o.logprobs, o.status)))
     if r.select:
-        L.append((kn.hist._sample_select_kernel, (S, n), B,
+        L.append((kn.hist._sample_select_kernel, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, r.kcap, w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap, c3,
                    o.tokens, o.logprobs, o.status)))

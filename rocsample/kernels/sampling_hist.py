@@ -621,17 +621,30 @@ def make(cuda, load, h, f):
         return far, mc
 
     # --- the kernels ------------------------------------------------------------------------
-    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "hist", HIST_MAX_REGISTERS))
-    def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
-                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
-        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
-        shc = cuda.shared.array(HB, np.int32)
-        shm = cuda.shared.array(HB, np.int64)
-        sm = cuda.shared.array(_MAX_BLOCK, np.int64)
-        sq = cuda.shared.array(_MAX_BLOCK, np.int64)
-        th = cuda.shared.array(_NBIN, np.int32)
-        sm_r = cuda.shared.array(16, np.int64)
-        flag = cuda.shared.array(1, np.int32)
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def row_list(temp, topk, topp, minp, si, n, kcap, minp_too, base, tid, bs, rl, nl):
+        # A block of a row-strided launch (grid splits x R, R < the rows; see the module
+        # docstring): the rows base + t * R (t < bs) it serves that this pass works on (mode
+        # HIST, or MINP too for minp_too, and not done yet), into rl[0:nl[0]] for every thread.
+        # (Each row is looked at once by each of its blocks, before any of them counts it done,
+        # so every block of a row reads the same HS_DONE.)
+        nr = np.int64(temp.shape[0])
+        r = base + np.int64(tid) * np.int64(cuda.gridDim.y)
+        if tid == 0:
+            nl[0] = np.int32(0)
+        cuda.syncthreads()
+        if r < nr:
+            md = row_mode(temp[r], topk[r], topp[r], minp[r], n, kcap)
+            if (md == F.MODE_HIST or (minp_too and md == F.MODE_MINP)) and si[r, F.HS_DONE] == 0:
+                rl[atomic_add(nl, 0, np.int32(1))] = np.int32(r)
+        cuda.syncthreads()
+        return nl[0]
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si, sf,
+                 hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split, tid, bs, nsplit,
+                 lo, hi, shc, shm, sm, sq, th, sm_r, flag):
+        # The histogram pass over split `split` of row `row` (every thread of the block).
         is_vllm = vllm != 0
         mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
                                                           row, n, kcap)
@@ -810,17 +823,40 @@ def make(cuda, load, h, f):
             si[row, F.HS_NC] = 0
             si[row, F.HS_NTOT] = ntot
 
-    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "select", SELECT_MAX_REGISTERS))
-    def _sample_select_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, kcap,
-                              pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
-        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
-        cs = cuda.shared.array(CAPG, np.int64)
-        ms = cuda.shared.array(CAPG, np.int64)
+    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "hist", HIST_MAX_REGISTERS))
+    def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
+                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+        split, y, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        shc = cuda.shared.array(HB, np.int32)
+        shm = cuda.shared.array(HB, np.int64)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
-        hist = cuda.shared.array(_RBINS, np.int64)
+        sq = cuda.shared.array(_MAX_BLOCK, np.int64)
+        th = cuda.shared.array(_NBIN, np.int32)
         sm_r = cuda.shared.array(16, np.int64)
         flag = cuda.shared.array(1, np.int32)
-        nsv = cuda.shared.array(1, np.int32)
+        rl = cuda.shared.array(_MAX_BLOCK, np.int32)
+        nl = cuda.shared.array(1, np.int32)
+        nr = np.int64(temp.shape[0])
+        R = np.int64(cuda.gridDim.y)
+        one = R >= nr   # a block a (split, row): no list
+        base = np.int64(y)
+        while base < nr:
+            m = np.int32(1)
+            if not one:
+                m = row_list(temp, topk, topp, minp, si, n, kcap, True, base, tid, bs, rl, nl)
+            for q in range(m):
+                row = base if one else np.int64(rl[q])
+                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi,
+                         si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split,
+                         tid, bs, nsplit, lo, hi, shc, shm, sm, sq, th, sm_r, flag)
+                cuda.syncthreads()
+            base += np.int64(bs) * R
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def select_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, kcap, pi, si, sf, hc, hm,
+                   cand, capg, ctr, tokens, logprobs, status, row, split, tid, bs, nsplit, lo,
+                   hi, cs, ms, sm, hist, sm_r, flag, nsv):
+        # The select pass over split `split` of row `row` (every thread of the block).
         is_vllm = vllm != 0
         mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
                                                           row, n, kcap)
@@ -890,6 +926,35 @@ def make(cuda, load, h, f):
                             ps, tid, bs, hist, sm, sm_r)
         if tid == 0:
             write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+
+    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "select", SELECT_MAX_REGISTERS))
+    def _sample_select_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, kcap,
+                              pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+        split, y, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        cs = cuda.shared.array(CAPG, np.int64)
+        ms = cuda.shared.array(CAPG, np.int64)
+        sm = cuda.shared.array(_MAX_BLOCK, np.int64)
+        hist = cuda.shared.array(_RBINS, np.int64)
+        sm_r = cuda.shared.array(16, np.int64)
+        flag = cuda.shared.array(1, np.int32)
+        nsv = cuda.shared.array(1, np.int32)
+        rl = cuda.shared.array(_MAX_BLOCK, np.int32)
+        nl = cuda.shared.array(1, np.int32)
+        nr = np.int64(temp.shape[0])
+        R = np.int64(cuda.gridDim.y)
+        one = R >= nr   # a block a (split, row): no list
+        base = np.int64(y)
+        while base < nr:
+            m = np.int32(1)
+            if not one:
+                m = row_list(temp, topk, topp, minp, si, n, kcap, False, base, tid, bs, rl, nl)
+            for q in range(m):
+                row = base if one else np.int64(rl[q])
+                select_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, kcap, pi, si, sf,
+                           hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split, tid,
+                           bs, nsplit, lo, hi, cs, ms, sm, hist, sm_r, flag, nsv)
+                cuda.syncthreads()
+            base += np.int64(bs) * R
 
     # --- the nucleus pass ----------------------------------------------------------------------
     @cuda.jit(device=True, cache=JIT_CACHE)

@@ -45,11 +45,27 @@ def _nucleus_on(monkeypatch):
     monkeypatch.setattr(rs, "_PLANS", {})
 
 
-def _call(backend, shape, lg, lp=False, splits=None, order="llama", **kw):
-    """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions)."""
+def _geometry(plan, nuc=None, fin=None, rows_fin=None):
+    """Set a plan's nucleus split count, and the row-strided histogram and select passes' split
+    count (at most the plan's splits: the select pass's split winners) and rows, as the plan's
+    own rule may at other shapes."""
+    if nuc is not None:
+        plan.splits_nuc, plan.chunk_nuc = nuc, -(-plan.n_vocab // nuc)
+    if fin is not None:
+        assert fin <= plan.splits
+        plan.splits_fin, plan.chunk_fin = fin, -(-plan.n_vocab // fin)
+    if rows_fin is not None:
+        plan.rows_fin = rows_fin
+
+
+def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=None, **kw):
+    """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions).
+    ``geometry``: :func:`_geometry`'s arguments."""
     rows, vocab = lg.shape
     s = rs.Sampler(rows, vocab, "float32", order=order, _block=shape["block"],
                    _splits=shape["splits"] if splits is None else splits)
+    if geometry:
+        _geometry(s.plan, **geometry)
     res = s(lg, check=False, return_logprobs=lp, **kw)
     buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
     si = host(backend, s.plan.views(buf)["si"])
@@ -78,11 +94,21 @@ def _crafted(vocab, chunk, seed, position, rank):
     return row, j, np.float32(40.0 / (want - g[j]))
 
 
-@pytest.mark.parametrize("lp,long", [(False, False), (True, False), (False, True), (True, True)],
-                         ids=["tokens", "logprobs", "fast-pass", "fast-pass-logprobs"])
-def test_each_decision_gives_the_reference_token(backend, shape, lp, long):
+#: the row-strided histogram and select passes: one grid row of blocks for every fourth row
+#: (the three rows left by the pass in test_each_decision_gives_the_reference_token share one),
+#: the nucleus pass at three splits (one more than the simulator's plan)
+_STRIDED = dict(nuc=3, fin=2, rows_fin=4)
+
+
+@pytest.mark.parametrize("lp,long,geometry", [(False, False, None), (True, False, None),
+                                              (False, True, None), (True, True, None),
+                                              (False, False, _STRIDED), (True, True, _STRIDED)],
+                         ids=["tokens", "logprobs", "fast-pass", "fast-pass-logprobs",
+                              "strided", "fast-pass-logprobs-strided"])
+def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geometry):
     # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges,
-    # its partial first quads folded after the pass)
+    # its partial first quads folded after the pass); geometry: the nucleus pass's own split
+    # count, the rows it leaves finished by the row-strided passes
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
     rows = len(ranks)
@@ -96,7 +122,8 @@ def test_each_decision_gives_the_reference_token(backend, shape, lp, long):
         lg[r], j, temp[r] = _crafted(vocab, chunk, seed[r], 7, ranks[r])
         nucleus.append(j)
     params = dict(temperature=temp, top_p=0.9)
-    tok, lps, how = _call(backend, shape, lg, lp=lp, seed=seed, position=7, **params)
+    tok, lps, how = _call(backend, shape, lg, lp=lp, seed=seed, position=7, geometry=geometry,
+                          **params)
     got = compare(backend, lg, tok, lps, seed=seed, position=7, **params)
     assert [int(t) for t in got] == nucleus            # the nucleus' one token, every row
     assert list(how) == [(KF.NUC_W1, KF.NUC_W2, KF.NUC_NONE)[r] for r in ranks]
@@ -122,7 +149,7 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
     for off, want in ((0.0, KF.NUC_NONE), (far, KF.NUC_W1)):
         p = np.array([(b + off) / vocab for b in best], np.float32)
         tok, _, how = _call(backend, shape, lg, seed=seeds, position=2, temperature=1.0,
-                            top_p=p)
+                            top_p=p, geometry=dict(rows_fin=1))   # (one block row: every row)
         compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
         assert list(how) == [want] * seeds.size
 
@@ -140,7 +167,8 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
     # Random rows (NaN, inf and far-below logits among them), top_p per row from 0.05 to 0.99:
     # the tokens are the reference's and the same for every split count (two and more: the
     # pass's routes), through the exact draw (short rows) and the fast pass (long ones, whose
-    # partial first quads are folded after it).
+    # partial first quads are folded after it); with 3 splits the nucleus pass takes 4 and the
+    # rows it leaves are finished row-strided (2 splits, every third row a block row).
     rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
@@ -154,8 +182,9 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
         for splits in (2, 3):
             if vocab == _random_vocab(backend, shape) and shape["block"]:   # the fast pass's
                 assert -(-vocab // splits) >= 4 * KF.FAST_MIN_QUADS * shape["block"]
+            geometry = dict(nuc=4, fin=2, rows_fin=3) if splits == 3 else None
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
-                                  position=4, **params)
+                                  position=4, geometry=geometry, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
             assert (how == KF.NUC_W1).any()   # the pass finished rows itself
         np.testing.assert_array_equal(got[1], got[0])
@@ -190,14 +219,34 @@ def test_routing_takes_the_pass_for_host_top_p_rows_only(backend, shape, monkeyp
     p = np.array([0.9, 0.5, 0.9, 0.5], np.float32)
     mp = np.array([0.0, 0.0, 0.0, 0.0], np.float32)
     r = router.route(plan, router.Host(t, k, p, mp))
-    assert r.nuc and r.draw and r.hist and r.select
+    assert r.nuc and r.draw and r.hist and r.select and r.strided
     assert list(router.nuc_rows(plan, router.Host(t, k, p, mp))) == [True, True, False, False]
     # min_p or top_k on every top-p row, or a device array: no pass
     assert not router.route(plan, router.Host(t, k + 3, p, mp)).nuc
     assert not router.route(plan, router.Host(t, k, p, mp + 0.1)).nuc
     assert not router.route(plan, router.Host(None, k, p, mp)).nuc
-    # one drawing split a row: a row the pass left would take one block's whole-row latency
+    # a histogram-path row that is not top-p-only (top_p with min_p, top_k past the tile path)
+    # or a min_p-only row: the pass, and the histogram and select passes at phase 1's splits
+    t2 = t.copy()
+    t2[3] = 1.0
+    mp3 = mp.copy()
+    mp3[3] = 0.1
+    r = router.route(plan, router.Host(t2, k, p, mp3))
+    assert r.nuc and r.hist and not r.strided
+    monkeypatch.setattr(router, "TILE_KMAX", 4)
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert r.nuc and r.hist and not r.strided
+    monkeypatch.setattr(router, "TILE_KMAX", KF.KCAP)
+    mp2 = mp.copy()
+    mp2[3], p2 = 0.1, p.copy()
+    p2[3] = 1.0
+    r = router.route(plan, router.Host(t2, k, p2, mp2))
+    assert r.nuc and not r.strided
+    # one drawing split a row: the pass too (the rows it leaves go row-strided), unless the
+    # timing switch asks for more
     one = rs.Sampler(4, 40, "float32", _block=shape["block"], _splits=1).plan
+    assert router.route(one, router.Host(t, k, p, mp)).nuc
+    monkeypatch.setattr(router, "_NUC_MIN_SPLITS", 2)
     assert not router.route(one, router.Host(t, k, p, mp)).nuc
     monkeypatch.setattr(router, "NUCLEUS", False)
     r = router.route(plan, router.Host(t, k, p, mp))
