@@ -213,10 +213,10 @@ class Sampler:
             # drawing routes take fewer splits (SamplingPlan.splits_draw) has a second set for
             # them: a count read modulo one split count only comes back to 0 after racing
             # launches (SEMANTICS.md, "One plan, one queue") if no launch counts it modulo another
-            # (and a last set for the nucleus pass and the row-strided histogram and select
-            # passes of its routes, at their own split counts)
+            # (and a last pair for the row-strided histogram and select passes of the nucleus
+            # pass's routes, at their own split count)
             sets = 1 if self.plan.splits_draw == self.plan.splits else 2
-            self._row_done = be.as_array(np.zeros((3 * sets + 3, n), np.int32), "row_done",
+            self._row_done = be.as_array(np.zeros((3 * sets + 2, n), np.int32), "row_done",
                                          self.stream)
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
@@ -224,7 +224,7 @@ class Sampler:
             be.runtime.synchronize(self.stream)
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),
-                            tuple(self._row_done[3 * sets + i] for i in range(3)))
+                            tuple(self._row_done[3 * sets + i] for i in range(2)))
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host, st):

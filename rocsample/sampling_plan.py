@@ -45,22 +45,19 @@ _MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
-#: The nucleus pass (``sampling_hist._sample_nucleus_kernel``) has a split count of its own: it
-#: reads nothing per split of phase 1 and is latency-bound (H200, 64 x 151936 at phase 1's 8
-#: drawing splits: 0.78 waves, 26.0 us for a 9.7 us read), so it takes at least
-#: ``_NUC_BLOCKS_PER_CU`` blocks a compute unit in all, in splits of at least ``_NUC_MIN_CHUNK``
-#: logits, and never fewer splits than phase 1's drawing variant.
-#: ``ROCSAMPLE_NUC_BLOCKS_PER_CU`` overrides it (timings).
-_NUC_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_NUC_BLOCKS_PER_CU") or 10)
-_NUC_MIN_CHUNK = 2048
 #: The rows the nucleus pass leaves (rarely more than one in a batch) are finished by the
 #: histogram and select passes launched row-strided (``SamplingPlan.rows_fin``): each row in
 #: splits of ``_FIN_CHUNK`` logits, so one left row takes a fraction of a microsecond's reads a
 #: block instead of the drawing splits' whole share, and a grid of about
 #: ``_FIN_BLOCKS_PER_CU`` blocks a compute unit whatever the batch (the finished rows cost each
-#: block a look at their state). ``ROCSAMPLE_FIN_CHUNK`` overrides the chunk (timings).
+#: block a look at their state, in parallel). On the H200 (tools/gpu/s9_nuc.sh,
+#: bench/results/nvidia-h200-d0eed4d-*), top_p alone at 256 x 262144 went from 588.3 to 388.6 us
+#: (the rows the pass left had cost the two passes at the drawing splits about 200 us), but a
+#: grid of 8 blocks a compute unit made the two launches 5.0-6.2 us each where every row was
+#: finished (3.5 at the drawing splits x 64 rows): hence 2. ``ROCSAMPLE_FIN_CHUNK`` and
+#: ``ROCSAMPLE_FIN_BLOCKS_PER_CU`` override them (timings).
 _FIN_CHUNK = int(os.environ.get("ROCSAMPLE_FIN_CHUNK") or 2048)
-_FIN_BLOCKS_PER_CU = 8
+_FIN_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_FIN_BLOCKS_PER_CU") or 2)
 #: The select pass keeps a split winner per (row, split) (the scratch's ``pi``, laid out for the
 #: larger of ``splits`` and ``splits_fin``): the row-strided split count stays at most this many
 #: slots over the rows (2 MB), or ``splits``.
@@ -118,8 +115,6 @@ class SamplingPlan:
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
         occupancy would make two waves; the scratch is laid out for ``splits``).
-    splits_nuc, chunk_nuc : int
-        The same for the nucleus pass (``_NUC_BLOCKS_PER_CU``).
     splits_fin, chunk_fin, rows_fin : int
         The histogram and select passes of routes whose every histogram-path row is a
         top-p-only row (the rows the nucleus pass leaves): grid ``(splits_fin, rows_fin)``,
@@ -154,13 +149,9 @@ class SamplingPlan:
         self.chunk_draw = -(-n_vocab // sd)
         rows = max(n_rows, 1)
         if splits is None:
-            sn = max(sd, min(-(-_NUC_BLOCKS_PER_CU * cus // rows), n_vocab // _NUC_MIN_CHUNK,
-                             _MAX_SPLITS))
             sf = max(1, min(n_vocab // _FIN_CHUNK, _MAX_SPLITS, max(s, _FIN_SLOTS // rows)))
         else:   # (tests: the given split count for every launch)
-            sn = sf = s
-        self.splits_nuc = sn
-        self.chunk_nuc = -(-n_vocab // sn)
+            sf = s
         self.splits_fin = sf
         self.chunk_fin = -(-n_vocab // sf)
         self.rows_fin = max(1, min(rows, _FIN_BLOCKS_PER_CU * cus // sf))

@@ -72,7 +72,9 @@ NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
 #: splits, at one row's latency: with a single split (one block over the whole row) as much as
 #: those passes over the whole batch (H200, 256 x 32000, top_p 0.95: 217.6 us with one such
 #: row, against 139.0 for the histogram path alone). Routes whose histogram-path rows are all
-#: top-p-only rows now finish them row-strided (``Route.strided``) in short splits.
+#: top-p-only rows now finish them row-strided (``Route.strided``) in short splits, and the pass
+#: serves one split too: 256 x 32000 120.2 us against the histogram path's 134.2 (H200,
+#: graph-timed, bench/results/nvidia-h200-d0eed4d-variants.txt).
 _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
 
 
@@ -122,9 +124,8 @@ class Operands:
     advance_position: bool
     # the plan's per-row counts of finished splits: (three int32 (n_rows,) for the routes that
     # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw`` (the same
-    # arrays where the two counts are equal), three for the nucleus pass (``splits_nuc``) and the
-    # row-strided histogram and select passes (``splits_fin``)): each counter only ever sees one
-    # split count
+    # arrays where the two counts are equal), two for the row-strided histogram and select passes
+    # (``plan.splits_fin``)): each counter only ever sees one split count
     counts: Any
 
 
@@ -304,14 +305,14 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
-    cn, cf2, cf3 = o.counts[2]
-    if r.nuc:
-        L.append((kn.hist._sample_nucleus_kernel, (plan.splits_nuc, n), B,
-                  (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, want_lp, r.kcap,
-                   w["si"], w["sf"], cn, o.tokens, o.logprobs, o.status)))
+    if r.nuc:  # (its count is the histogram pass's: each kernel's counts end at 0)
+        L.append((kn.hist._sample_nucleus_kernel, (S, n), B,
+                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, want_lp, r.kcap, w["si"],
+                   w["sf"], c2, o.tokens, o.logprobs, o.status)))
     grid = (S, n)
     if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
-        grid, chunk, c2, c3 = (plan.splits_fin, plan.rows_fin), plan.chunk_fin, cf2, cf3
+        grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin
+        c2, c3 = o.counts[2]
     if r.hist:
         L.append((kn.hist._sample_hist_kernel, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,

@@ -49,6 +49,14 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    below leave it at once. Otherwise (neither token survives, or the bounds straddle the
    target) the row goes on through them exactly. ``HS_NUC`` records the decision.
 
+Row-strided launches. Both kernels take any grid (splits x R): a block serves split
+``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
+route but one) that is one row a block, as phase 1's grid. Routes with the nucleus pass whose
+histogram-path rows are all top-p-only (``sampling_router.Route.strided``) launch them at
+``SamplingPlan.splits_fin x rows_fin``: they read nothing per split of phase 1, so the few rows
+the nucleus pass leaves are finished in short splits by many blocks, and a block first lists,
+in one look at all of its rows' state (``row_list``), those that still need it.
+
 Adversarial rows whose candidate bins overflow ``capg`` (constant or heavily tied rows, very
 narrow ones) are finished exactly by the last block alone: radix selects over the row on the
 63-bit (key, -index) composite, by count for position K - 1, by mass for P, a minimum for M,

@@ -45,12 +45,10 @@ def _nucleus_on(monkeypatch):
     monkeypatch.setattr(rs, "_PLANS", {})
 
 
-def _geometry(plan, nuc=None, fin=None, rows_fin=None):
-    """Set a plan's nucleus split count, and the row-strided histogram and select passes' split
-    count (at most the plan's splits: the select pass's split winners) and rows, as the plan's
-    own rule may at other shapes."""
-    if nuc is not None:
-        plan.splits_nuc, plan.chunk_nuc = nuc, -(-plan.n_vocab // nuc)
+def _geometry(plan, fin=None, rows_fin=None):
+    """Set a plan's row-strided histogram and select passes' split count (at most the plan's
+    splits: the select pass's split winners) and rows, as the plan's own rule may at other
+    shapes."""
     if fin is not None:
         assert fin <= plan.splits
         plan.splits_fin, plan.chunk_fin = fin, -(-plan.n_vocab // fin)
@@ -95,9 +93,8 @@ def _crafted(vocab, chunk, seed, position, rank):
 
 
 #: the row-strided histogram and select passes: one grid row of blocks for every fourth row
-#: (the three rows left by the pass in test_each_decision_gives_the_reference_token share one),
-#: the nucleus pass at three splits (one more than the simulator's plan)
-_STRIDED = dict(nuc=3, fin=2, rows_fin=4)
+#: (the three rows left by the pass in test_each_decision_gives_the_reference_token share one)
+_STRIDED = dict(fin=2, rows_fin=4)
 
 
 @pytest.mark.parametrize("lp,long,geometry", [(False, False, None), (True, False, None),
@@ -107,8 +104,8 @@ _STRIDED = dict(nuc=3, fin=2, rows_fin=4)
                               "strided", "fast-pass-logprobs-strided"])
 def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geometry):
     # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges,
-    # its partial first quads folded after the pass); geometry: the nucleus pass's own split
-    # count, the rows it leaves finished by the row-strided passes
+    # its partial first quads folded after the pass); geometry: the rows the pass leaves
+    # finished by the row-strided passes
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
     rows = len(ranks)
@@ -167,8 +164,8 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
     # Random rows (NaN, inf and far-below logits among them), top_p per row from 0.05 to 0.99:
     # the tokens are the reference's and the same for every split count (two and more: the
     # pass's routes), through the exact draw (short rows) and the fast pass (long ones, whose
-    # partial first quads are folded after it); with 3 splits the nucleus pass takes 4 and the
-    # rows it leaves are finished row-strided (2 splits, every third row a block row).
+    # partial first quads are folded after it); with 3 splits the rows the pass leaves are
+    # finished row-strided (2 splits, every third row a block row).
     rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
@@ -182,7 +179,7 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
         for splits in (2, 3):
             if vocab == _random_vocab(backend, shape) and shape["block"]:   # the fast pass's
                 assert -(-vocab // splits) >= 4 * KF.FAST_MIN_QUADS * shape["block"]
-            geometry = dict(nuc=4, fin=2, rows_fin=3) if splits == 3 else None
+            geometry = dict(fin=2, rows_fin=3) if splits == 3 else None
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
                                   position=4, geometry=geometry, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
