@@ -276,7 +276,8 @@ def test_fused_launch_counts_reset_between_calls(backend, shape, rng, params):
         tok, _ = plan(lg, seed=seed, position=call, check=False, **params)
         compare(backend, lg, tok, seed=seed, position=call, **params)
         assert not host(backend, plan._row_done).any()
-    shifted = np.full((3, rows), 2 * plan.splits, np.int32)   # the three split-grid kernels' counts
+    shifted = host(backend, plan._row_done).copy()   # the plan's counters (sets of them)
+    shifted[:3] = 2 * plan.splits   # the first set: the three split-grid kernels' counts
     plan._row_done.copy_to_device(shifted)
     lg = (rng.normal(size=(rows, vocab)) * 3).astype(np.float32)
     tok, _ = plan(lg, seed=seed, position=9, check=False, **params)
