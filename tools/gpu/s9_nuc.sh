@@ -6,7 +6,8 @@
 # (the nucleus pass at the drawing splits: ROCSAMPLE_NUC_BLOCKS_PER_CU=0; the pass off at one
 # drawing split: ROCSAMPLE_NUC_MIN_SPLITS=2; longer row-strided splits: ROCSAMPLE_FIN_CHUNK),
 # then top_p alone and greedy at all twelve shapes with peers (tools/gpu/drawfast_bench.sh).
-# Carry .whl and .peers. Output: $OUT/tests.log, p1/ncu.csv, variants.txt, t1.json, t2.json,
+# (Run on d0eed4d: its ROCSAMPLE_NUC_BLOCKS_PER_CU, the nucleus pass's own split count, was
+# removed after it.) Carry .whl and .peers. Output: $OUT/tests.log, p1/ncu.csv, variants.txt, t1.json, t2.json,
 # report.md
 source tools/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
