@@ -99,7 +99,7 @@ TILE_MIN = 16
 MAX_BLOCK = 512
 #: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
 #: (``rocsample.kernels.register_cap``). Uncapped: the drawing variants hold 56 (64 with
-#: logprobs) registers, their fast variants 72 (capped at 64, ptxas spills in the fast loop).
+#: logprobs) registers, their fast variants (TOP2 forms too) 64 (sm_90, tools/sass_stats.py).
 PARTIALS_MAX_REGISTERS = (None, None)
 #: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
 #: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
