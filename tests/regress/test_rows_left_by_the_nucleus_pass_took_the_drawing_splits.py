@@ -15,21 +15,12 @@ tests/kernels/test_sampling_nucleus.py; this checks the plan and the routes, on 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 from rocsample import sampling_router as R
 from rocsample.kernels import sampling as K
-from rocsample.sampling_plan import SamplingPlan
-
-H200 = 132
-
-
-def _plan(rows, vocab):
-    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
-    return SamplingPlan(be, 0, rows, vocab, "float32")
+from tests.test_sampling_plan_splits import H200, _plan, fake_launches
 
 
 def _host(rows, top_p=0.95, min_p=0.0, top_k=0):
@@ -38,16 +29,7 @@ def _host(rows, top_p=0.95, min_p=0.0, top_k=0):
 
 
 def _launches(plan, route):
-    kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False: "p",
-                             finalize=lambda large=False: "f"),
-        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s",
-                             _sample_nucleus_kernel="n")),
-        _advance_position_kernel="a")
-    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
-    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
-                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3")))
-    return {kernel: (grid, args) for kernel, grid, _b, args in R.launches(plan, kn, route, ops)}
+    return {kernel: (grid, args) for kernel, grid, _b, args in fake_launches(plan, route)}
 
 
 @pytest.mark.parametrize("rows, vocab", [(256, 262144), (256, 151936), (64, 151936),
