@@ -151,6 +151,35 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
         assert list(how) == [want] * seeds.size
 
 
+def test_row_strided_blocks_serve_more_rows_than_they_have_threads(backend, shape):
+    # Constant rows, all in one block row of the row-strided passes (rows_fin 1): its blocks
+    # list the rows a thread each, so with more rows than threads they go through them in two
+    # lists. Three rows, one in the first list and two in the second, are left by the pass
+    # (top_p at the straddle: NUC_NONE), the others it finishes (NUC_W1). One wavefront a block
+    # and 150 logits on every device backend (the module's shape fixture: its skip on cpu).
+    bs, vocab = backend.warp_size(), 150
+    rows = bs + 3
+    idx = np.arange(vocab, dtype=np.int64)
+    far = 1.0 + 4.0 * vocab * 2.0**-15
+    seeds, best = [], []
+    s = 5
+    while len(seeds) < rows:
+        b = int(np.argmax(philox.token_gumbel(np.uint64(s), np.uint64(2), idx)))
+        if 0 < b < vocab - far - 1:
+            seeds.append(s)
+            best.append(b)
+        s += 1
+    seeds = np.array(seeds, np.uint64)
+    lg = np.ones((rows, vocab), np.float32)
+    left = {1, bs + 1, bs + 2}
+    p = np.array([(b + (0.0 if r in left else far)) / vocab for r, b in enumerate(best)],
+                 np.float32)
+    tok, _, how = _call(backend, dict(block=bs, splits=2), lg, seed=seeds, position=2,
+                        temperature=1.0, top_p=p, geometry=dict(fin=2, rows_fin=1))
+    compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
+    assert list(how) == [KF.NUC_NONE if r in left else KF.NUC_W1 for r in range(rows)]
+
+
 def _random_vocab(backend, shape):
     # long enough for phase 1's fast pass (FAST_MIN_QUADS quads a thread) with 2 and 3 splits on
     # the simulator (its TOP2 form: the merges of the fast pass's two best)
