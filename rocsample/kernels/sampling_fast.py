@@ -113,12 +113,6 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: slower at 1 x 32000, 8 x 32000 and 1 x 151936 (1-5 quads a thread), 0.8 us faster at
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
-#: TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of before
-#: it (the late first quad): nothing of the second best is then live across the fast loop, which
-#: ptxas then fits in 64 registers (4 blocks an SM, one wave of the drawing splits) instead of 72
-#: (64 x 151936 top_p alone 81.1 -> 75.0 us on the H200). The tokens are the same: the late fold
-#: takes the quad's tokens in reverse index order, ties to the token folded (it precedes every
-#: token already folded).
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -594,7 +588,13 @@ def make(cuda, load, h):
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
         NG2 = MAX_BLOCK if TOP2 else 1   # the second-best score slots (TOP2)
-        LATE = FAST and TOP2   # the partial first quad folded after the fast pass
+        # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
+        # before it (the late first quad): nothing of the second best is then live across the
+        # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
+        # drawing splits) instead of 72 (64 x 151936 top_p alone 81.1 -> 75.0 us on the H200).
+        # The tokens are the same: the late fold takes the quad's tokens in reverse index order,
+        # ties to the token folded (it precedes every token already folded).
+        LATE = FAST and TOP2
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -1064,8 +1064,7 @@ def make(cuda, load, h):
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
         # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
         # pass (rocsample.kernels.sampling_hist)
-        f = bool(draw and fast and DRAW_FAST)
-        key = (bool(draw), bool(lp), f, bool(draw and top2))
+        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)
