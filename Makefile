@@ -11,7 +11,8 @@ SIM_XDIST := $(if $(filter-out 0 1,$(SIM_JOBS)),-n $(SIM_JOBS),)
 
 .PHONY: demo test bench bench-compare lint mutate docs check-hip check-cuda check-amd-offline clean sass
 
-$(VENV)/.installed-dev: pyproject.toml
+# (setup.py builds rocsample/_fastcall.c, the repeated call in C, into the tree: pip install -e)
+$(VENV)/.installed-dev: pyproject.toml setup.py rocsample/_fastcall.c
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q -e '.[dev]'
@@ -32,10 +33,11 @@ WAVE64_TESTS := tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.
 	tests/kernels/test_set_rows.py tests/regress/test_fast_finalize_fold_past_256_splits.py
 test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS) $(SIGS64)
+	@$(VPY) -c "import rocsample._fastcall" || { echo "rocsample._fastcall was not built (a C compiler and Python's headers: python3-dev)"; exit 1; }
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; \
 	  x=; if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); x="$(SIM_XDIST)"; fi; \
-	  $(VPY) -m pytest -q --backend $$b $$x $(PYTEST_ARGS) || exit $$?; \
+	  ROCSAMPLE_REQUIRE_FASTCALL=1 $(VPY) -m pytest -q --backend $$b $$x $(PYTEST_ARGS) || exit $$?; \
 	done
 	@if echo " $(BACKENDS) " | grep -q " sim "; then \
 	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; \

@@ -287,18 +287,24 @@ class Binder:
         self._seen: dict = {}
         self._lock = threading.Lock()
         self.lookup = self._table.get  # BoundCall or None
+        # a launcher's entries for rocsample._fastcall (Sampler._fast_entry), each naming one
+        # bound call of this table: emptied whenever a bound call leaves the table, so an entry
+        # never serves a key the table no longer binds
+        self.fast: list = []
 
     def __len__(self) -> int:
         return len(self._table)
 
     def drop(self, key) -> None:
         with self._lock:
-            self._table.pop(key, None)
+            if self._table.pop(key, None) is not None:
+                self.fast.clear()
 
     def clear(self) -> None:
         with self._lock:
             self._table.clear()
             self._seen.clear()
+            self.fast.clear()
 
     def offer(self, key, be, stream, launches, slots, scratch=None, extra=None,
               after=None) -> BoundCall | None:
@@ -318,5 +324,6 @@ class Binder:
         with self._lock:
             while len(self._table) >= self.entries:
                 self._table.pop(next(iter(self._table)), None)
+                self.fast.clear()
             self._table[key] = call
         return call

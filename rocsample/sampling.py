@@ -47,8 +47,10 @@ at each call's arrays). Parameter checks are in :mod:`rocsample.sampling_params`
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -79,6 +81,15 @@ _TORCH_ADOPT = _io._torch_adopt  # torch tensors' adopter (Sampler._torch_repeat
 _adopter = _io.adopter
 
 _backend = get_backend
+
+# The repeated call with torch tensors in C (rocsample/_fastcall.c; Sampler.__call__): absent
+# where the extension was not built, off with ROCSAMPLE_FASTCALL=0 (then _torch_repeat serves it)
+try:
+    from rocsample import _fastcall
+except ImportError:
+    _fastcall = None
+_FAST = (_fastcall.repeat if _fastcall is not None
+         and os.environ.get("ROCSAMPLE_FASTCALL", "1") != "0" else None)
 
 
 def _dtype_name(obj, dtype=None) -> str:
@@ -164,6 +175,7 @@ class Sampler:
         self.stream = be.stream(stream)
         if stream is not None and (type(stream).__module__ or "").startswith("torch"):
             _io.note_torch_stream(self.stream.device, self.stream.handle)
+        self._fast: list = []  # the C repeated call's entries (the binder's list, see _fast_entry)
         if not be.is_device:
             self.plan = None
             self.prewarm()
@@ -172,6 +184,7 @@ class Sampler:
                                  filters=self.filters, splits=_splits, block=_block, cap=_cap)
         self._ns = be.kernels(K.build)
         self._binder = Binder()
+        self._fast = self._binder.fast
         self._streams: dict = {}  # (handle, device) -> Stream of a followed framework stream
         self.prewarm()
 
@@ -282,6 +295,11 @@ class Sampler:
                  position, return_logprobs: bool = False, advance_position: bool = False,
                  check: bool = True, out=None, dtype: str | None = None):
         """Sample one token per row; see :func:`sample` for the parameters."""
+        if self._fast and _FAST is not None:  # a plain repeated call with torch tensors, in C
+            got = _FAST(self._fast, logits, temperature, top_k, top_p, min_p, seed, position,
+                        return_logprobs, advance_position, check, out, dtype)
+            if got is not None:
+                return got
         if _ADOPT(type(logits)) is _TORCH_ADOPT:
             got = self._torch_repeat(logits, temperature, top_k, top_p, min_p, seed, position,
                                      return_logprobs, advance_position, check, out, dtype)
@@ -374,9 +392,46 @@ class Sampler:
                      optrs[1], optrs[2]])
         if out is not None:
             tokens = out
+        elif not fresh and _FAST is not None and ks is not _HOST and kq is not _HOST:
+            self._fast_entry(key, tx, hit, o, st)  # (later calls with this key: in C)
         if check:
             return self._finish(tokens, logprobs, status, return_logprobs, check, st)
         return (tokens, logprobs, status) if return_logprobs else (tokens, status)
+
+    def _fast_entry(self, key, tx, hit, o, st) -> None:
+        """Note a key that :meth:`_torch_repeat` just served for rocsample._fastcall.repeat,
+        which then serves its plain repeated calls in C (torch seed and position, no ``out``,
+        not ``fresh``: the calls it takes are exactly those). The entry, a tuple in the order
+        of the C source's ``E_*``: (key, the tensors' type, the logits', seed's and position's
+        (shape, strides, dtype, device, address mod 16), the four filters, (return_logprobs,
+        advance_position, dtype), (torch, its current-raw-stream function) or None for a plan
+        bound to its stream, that raw stream's handle, the device, the BoundCall, the result
+        tuple, the ``check`` finisher, the outputs' addresses). At most 8 entries; the Binder
+        empties the list whenever a bound call leaves its table."""
+        fast = self._fast
+        for e in fast:
+            if e[0] == key:
+                return
+        d = key[2][4]
+        raw, h = None, st.handle
+        if self._follow:
+            mod, fn = _io._torch_raw
+            if fn is None or mod is not sys.modules.get("torch"):
+                return  # (no raw current-stream function: Python asks torch each call)
+            raw, h = (mod, fn), int(fn(d))
+        tokens, logprobs, status, optrs = o
+        rl = key[7]
+        ref = weakref.ref(self)  # (the entry lives in this plan's binder: no cycle through it)
+
+        def finish(check, a=(tokens, logprobs, status, rl)):
+            return ref()._finish(*a, check, st)
+
+        if len(fast) >= 8:
+            del fast[0]
+        fast.append((key, tx, key[2][1:], key[4][1:], key[5][1:], key[3][1:],
+                     (rl, key[8], key[9]), raw, h, d, hit,
+                     (tokens, logprobs, status) if rl else (tokens, status), finish,
+                     tuple(optrs)))
 
     def _call(self, logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
               advance_position, check, out, dtype, fresh, stream, kx=False):

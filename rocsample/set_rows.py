@@ -17,11 +17,14 @@ the caller depends on the mode:
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 import numpy as np
 
 from . import _validate
+from . import backends as _backends
 from . import graphs as _graphs
 from .backends import get_backend as _get_backend
 from .backends import interop as _interop
@@ -227,6 +230,11 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     layout checks are not made again, the overlap of src or idx with dst is (by address), and
     the stream's capture status is asked once.
     """
+    fast = _binder.fast
+    if fast and _FAST is not None:  # a repeated unchecked call with torch tensors, in C
+        got = _FAST(fast, _backends, dst, src, idx, dst_type, stream, check_bounds)
+        if got is not None:
+            return got
     be = _get_backend()
     key = None
     if not check_bounds and be.is_device and (be.name != "sim" or _FAST_ON_SIM):
@@ -254,6 +262,8 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
                     with hit.lock or _stream_lock(be, st):
                         if hit.ready():  # the stream is not capturing, its scratch unmoved
                             hit.run(ptrs)
+                            if stream is None and _FAST is not None:
+                                _fast_entry(be, key, kd, ks, ki, dst, src, idx, st, hit, g)
                             return dst
                         if _run_requested(be, st, hit, ptrs):
                             return dst
@@ -275,6 +285,34 @@ def set_rows(dst, src, idx, *, dst_type=None, stream=None, check_bounds=True):
     with _stream_lock(be, st):
         _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds)
     return given
+
+
+def _fast_entry(be, key, kd, ks, ki, dst, src, idx, st, hit, g) -> None:
+    """Note a key the repeated path just served for rocsample._fastcall.set_rows_repeat, which
+    then serves its calls in C: torch tensors of one type, torch's current stream (``stream``
+    None), unchecked. The entry, in the order of the C source's ``R_*``: (key, the tensors'
+    type, dst's, src's and idx's (shape, strides, dtype, device, address mod 16), dst_type,
+    (torch, its current-raw-stream function), that stream's handle, the device, the BoundCall,
+    the overlap gaps (lo_src, hi_src, lo_idx, hi_idx), the backend). At most 8; the binder
+    empties the list whenever a bound call leaves its table."""
+    t = type(dst)
+    if type(src) is not t or type(idx) is not t or kd[0][0] != _interop.TORCH:
+        return
+    if ks[0][0] != _interop.TORCH or ki[0][0] != _interop.TORCH:
+        return
+    fast = _binder.fast
+    for e in fast:
+        if e[0] == key:
+            return
+    mod, fn = _interop._torch_raw
+    if fn is None or mod is not sys.modules.get("torch"):
+        return  # (no raw current-stream function: Python asks torch each call)
+    d = kd[0][4]
+    (ls, hs), (li, hi) = g
+    if len(fast) >= 8:
+        del fast[0]
+    fast.append((key, t, kd[0][1:], ks[0][1:], ki[0][1:], key[6], (mod, fn), int(fn(d)), d,
+                 hit, (ls, hs, li, hi), be))
 
 
 def _run_requested(be, st, hit, ptrs) -> bool:
@@ -339,6 +377,15 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
 #: the simulator has no launch overhead to save, but its bound launches re-point like a GPU's:
 #: CI runs that path there too
 _FAST_ON_SIM = True
+# The repeated unchecked call with torch tensors in C (rocsample/_fastcall.c; set_rows): absent
+# where the extension was not built, off with ROCSAMPLE_FASTCALL=0 (then the Python repeated
+# path above serves it)
+try:
+    from . import _fastcall
+except ImportError:
+    _fastcall = None
+_FAST = (_fastcall.set_rows_repeat if _fastcall is not None
+         and os.environ.get("ROCSAMPLE_FASTCALL", "1") != "0" else None)
 #: a decode step writes every layer's KV cache through one key (the layers' views share their
 #: layout): one driver graph per (dst, src, idx) addresses, 64 of them (32 layers x K and V), so
 #: a step's writes re-point nothing (on the H200's host a re-pointed node costs 4-7 us a call

@@ -151,6 +151,9 @@ class DriverRuntime(Runtime):
         def probe() -> bool:
             return f(h, ref) == 0 and out.value == 0
 
+        # the query's address and the handle as integers: rocsample._fastcall makes the same
+        # query itself (with a result cell of its own)
+        probe.native = (ctypes.cast(f, ctypes.c_void_p).value, h.value or 0)
         return probe
 
     def _stream_device(self, handle: int, current: int) -> int:

@@ -426,7 +426,7 @@ class NodeGraph:
     """
 
     __slots__ = ("_be", "_device", "_calls", "_graph", "_exec", "_nodes", "_params", "_refs",
-                 "launch", "__weakref__")
+                 "launch", "native", "__weakref__")
 
     def __init__(self, be, device, calls, graph_launch, graph, ex, nodes, params, stream) -> None:
         self._be = be
@@ -448,6 +448,10 @@ class NodeGraph:
                 raise RuntimeError(f"{sym} failed: error {err}")
 
         self.launch = launch
+        # what launch() calls, as integers: (the graph launch's address, the exec, the stream,
+        # the call's name), for rocsample._fastcall's repeated call, which calls it itself
+        self.native = (ctypes.cast(gl, ctypes.c_void_p).value, ex.value or 0,
+                       getattr(stream, "value", stream) or 0, sym)
 
     def repoint(self, k: int) -> None:
         setp, ex, node, ref = self._refs[k]

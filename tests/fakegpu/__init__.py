@@ -626,6 +626,7 @@ class FakeGpu:
         for table in (sampling._PLANS, set_rows._binder._table):
             for k in [k for k in list(table) if k[0] == id(be)]:
                 table.pop(k, None)
+        set_rows._binder.fast[:] = [e for e in set_rows._binder.fast if e[0][0] != id(be)]
         scratch._pools.pop(id(be), None)
         for k in [k for k in list(interop._streams) if k[0] == id(be)]:
             interop._streams.pop(k, None)

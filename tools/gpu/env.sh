@@ -29,6 +29,11 @@ export FLASHINFER_WORKSPACE_BASE=/tmp/fiws FLASHINFER_DISABLE_JIT=1
 export TORCH_CUDA_ARCH_LIST=9.0a FLASHINFER_CUDA_ARCH_LIST=9.0a
 export CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}
 use_flashinfer "${FLASHINFER:-fi0214}"
+# rocsample._fastcall (the repeated call in C): built into the tree once per machine and Python
+if ! python3 -c "import rocsample._fastcall" 2>/dev/null; then
+  python3 setup.py -q build_ext --inplace > /tmp/fastcall-build.log 2>&1 \
+    || echo "env.sh: rocsample._fastcall did not build (/tmp/fastcall-build.log): the Python path serves" >&2
+fi
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${OUT:-/tmp/out}

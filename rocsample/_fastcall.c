@@ -1,0 +1,688 @@
+/* rocsample._fastcall: a Sampler's plain repeated call and a repeated unchecked set_rows with
+ * torch tensors, in C (issue #17). set_rows_repeat (below) is the same for set_rows' repeated path.
+ *
+ * repeat(entries, x, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
+ *        advance_position, check, out, dtype) serves exactly the calls that
+ * rocsample.sampling.Sampler._torch_repeat serves without ``fresh`` and with torch seed and
+ * position tensors and no ``out``, and returns None for every other call (Python then does
+ * everything, as without this module). ``entries`` is the Sampler's list of entries, each a tuple
+ * made by Sampler._fast_entry for one bound key (see there for the layout); the Binder empties the
+ * list whenever a bound call leaves its table, so an entry's BoundCall is always the one the
+ * key's lookup would find.
+ *
+ * A call: the four filters are Python floats or ints equal to the entry's (type and value, as
+ * the key compares them); x, seed and position are objects of the entry's torch type whose device,
+ * shape, strides, dtype and address modulo 16 are the entry's; the flags are equal; the stream
+ * (torch's current raw stream of x's device, where the plan follows it) is the entry's. Then,
+ * under the bound call's stream lock taken without blocking: the capture probe's driver query and
+ * the scratch pool's check (BoundCall.ready, ScratchPool.unchanged: the same reads), the slot
+ * addresses compared with the last driver graph's, and one driver graph launch; any other case
+ * calls BoundCall.run with the address list, as Python would. Nothing here keeps a caller's
+ * array: the entries hold layouts (torch.Size, stride tuples, dtype objects) and the plan's own
+ * outputs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef int (*probe_fn)(void *stream, int *status);
+typedef int (*launch_fn)(void *exec, void *stream);
+
+static PyObject *s_get_device, *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_acquire,
+    *s_release, *s_lock, *s_probe, *s_pool, *s_leases, *s_gx, *s_gptrs, *s_run, *s_native,
+    *s_deferred, *s_retired, *s_numba_held, *s_entries, *s_alloc, *s_torch, *s_execs, *s_current;
+static unsigned long long served = 0;
+
+/* entry layout (Sampler._fast_entry) */
+enum {
+    E_KEY, E_XTYPE, E_X, E_S, E_P, E_FILT, E_FLAGS, E_RAW, E_HANDLE, E_DEVICE, E_HIT,
+    E_RESULT, E_FINISH, E_OPTRS, E_N
+};
+
+/* A tensor's (device, address, shape, strides, dtype), read once a call. */
+typedef struct {
+    long dev;
+    unsigned long long ptr;
+    PyObject *shape, *stride, *dtype;
+} view_t;
+
+static void view_clear(view_t *v)
+{
+    Py_CLEAR(v->shape);
+    Py_CLEAR(v->stride);
+    Py_CLEAR(v->dtype);
+}
+
+/* 1: read; 0: not a CUDA tensor of this kind (no error set); -1: error */
+static int view_read(PyObject *t, view_t *v)
+{
+    PyObject *r = PyObject_CallMethodNoArgs(t, s_get_device);
+    if (r == NULL)
+        return -1;
+    v->dev = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (v->dev == -1 && PyErr_Occurred())
+        return -1;
+    if (v->dev < 0)
+        return 0;
+    r = PyObject_CallMethodNoArgs(t, s_data_ptr);
+    if (r == NULL)
+        return -1;
+    v->ptr = PyLong_AsUnsignedLongLongMask(r);
+    Py_DECREF(r);
+    if (PyErr_Occurred())
+        return -1;
+    v->shape = PyObject_GetAttr(t, s_shape);
+    if (v->shape == NULL)
+        return -1;
+    v->stride = PyObject_CallMethodNoArgs(t, s_stride);
+    if (v->stride == NULL)
+        return -1;
+    v->dtype = PyObject_GetAttr(t, s_dtype);
+    if (v->dtype == NULL)
+        return -1;
+    return 1;
+}
+
+/* spec: (shape, stride, dtype, device, address mod 16). 1 equal, 0 not, -1 error */
+static int view_matches(const view_t *v, PyObject *spec)
+{
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 5)
+        return 0;
+    if (PyLong_AsLong(PyTuple_GET_ITEM(spec, 3)) != v->dev)
+        return PyErr_Occurred() ? -1 : 0;
+    if ((long)PyLong_AsLong(PyTuple_GET_ITEM(spec, 4)) != (long)(v->ptr & 15))
+        return PyErr_Occurred() ? -1 : 0;
+    int eq = PyObject_RichCompareBool(v->dtype, PyTuple_GET_ITEM(spec, 2), Py_EQ);
+    if (eq != 1)
+        return eq;
+    eq = PyObject_RichCompareBool(v->shape, PyTuple_GET_ITEM(spec, 0), Py_EQ);
+    if (eq != 1)
+        return eq;
+    return PyObject_RichCompareBool(v->stride, PyTuple_GET_ITEM(spec, 1), Py_EQ);
+}
+
+/* a filter value equal to the entry's: same exact type (float or int) and value */
+static int same_scalar(PyObject *a, PyObject *b)
+{
+    if (Py_TYPE(a) != Py_TYPE(b))
+        return 0;
+    if (PyFloat_CheckExact(a))
+        return PyFloat_AS_DOUBLE(a) == PyFloat_AS_DOUBLE(b);
+    if (PyLong_CheckExact(a))
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    return 0;
+}
+
+/* ScratchPool.unchanged(leases): 1 yes, 0 no, -1 error */
+static int pool_unchanged(PyObject *pool, PyObject *leases)
+{
+    PyObject *names[3] = {s_deferred, s_retired, s_numba_held};
+    for (int i = 0; i < 3; i++) {
+        PyObject *q = PyObject_GetAttr(pool, names[i]);
+        if (q == NULL)
+            return -1;
+        int t = PyObject_IsTrue(q);
+        Py_DECREF(q);
+        if (t != 0)
+            return t < 0 ? -1 : 0;
+    }
+    PyObject *entries = PyObject_GetAttr(pool, s_entries);
+    if (entries == NULL)
+        return -1;
+    if (!PyDict_Check(entries) || !PyTuple_Check(leases)) {
+        Py_DECREF(entries);
+        return 0;
+    }
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok == 1 && i < PyTuple_GET_SIZE(leases); i++) {
+        PyObject *lease = PyTuple_GET_ITEM(leases, i);
+        if (!PyTuple_Check(lease) || PyTuple_GET_SIZE(lease) != 2) {
+            ok = 0;
+            break;
+        }
+        PyObject *e = PyDict_GetItemWithError(entries, PyTuple_GET_ITEM(lease, 0));
+        if (e == NULL) {
+            ok = PyErr_Occurred() ? -1 : 0;
+            break;
+        }
+        PyObject *a = PyObject_GetAttr(e, s_alloc);
+        if (a == NULL) {
+            ok = -1;
+            break;
+        }
+        ok = a == PyTuple_GET_ITEM(lease, 1);
+        Py_DECREF(a);
+    }
+    Py_DECREF(entries);
+    return ok;
+}
+
+/* BoundCall.ready: the capture probe, then the pool. 1 yes, 0 no, -1 error */
+static int hit_ready(PyObject *hit)
+{
+    PyObject *probe = PyObject_GetAttr(hit, s_probe);
+    if (probe == NULL)
+        return -1;
+    if (probe == Py_None) {
+        Py_DECREF(probe);
+        return 0;
+    }
+    /* a driver probe (DriverRuntime.capture_probe) carries (function address, stream handle) */
+    PyObject *nat = PyObject_GetAttr(probe, s_native);
+    int idle;
+    if (nat != NULL && PyTuple_Check(nat) && PyTuple_GET_SIZE(nat) == 2) {
+        void *fn = PyLong_AsVoidPtr(PyTuple_GET_ITEM(nat, 0));
+        void *h = PyLong_AsVoidPtr(PyTuple_GET_ITEM(nat, 1));
+        Py_DECREF(nat);
+        Py_DECREF(probe);
+        if (PyErr_Occurred())
+            return -1;
+        int status = 0, err;
+        Py_BEGIN_ALLOW_THREADS
+        err = ((probe_fn)fn)(h, &status);
+        Py_END_ALLOW_THREADS
+        idle = err == 0 && status == 0;
+    } else {
+        Py_XDECREF(nat);
+        PyErr_Clear();
+        PyObject *r = PyObject_CallNoArgs(probe);
+        Py_DECREF(probe);
+        if (r == NULL)
+            return -1;
+        idle = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (idle < 0)
+            return -1;
+    }
+    if (!idle)
+        return 0;
+    PyObject *pool = PyObject_GetAttr(hit, s_pool);
+    if (pool == NULL)
+        return -1;
+    PyObject *leases = PyObject_GetAttr(hit, s_leases);
+    if (leases == NULL) {
+        Py_DECREF(pool);
+        return -1;
+    }
+    int ok = pool_unchanged(pool, leases);
+    Py_DECREF(pool);
+    Py_DECREF(leases);
+    return ok;
+}
+
+#define NSLOT 10
+
+/* the slot addresses BoundCall.run takes, as the launcher passes them (a Sampler: a list
+ * [x, None x4, seed, position, tokens, logprobs, status]; set_rows: a tuple (dst, src, idx)) */
+static PyObject *slot_list(const unsigned long long *p, const int *present, int n, int as_tuple)
+{
+    PyObject *l = as_tuple ? PyTuple_New(n) : PyList_New(n);
+    if (l == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *v;
+        if (present[i]) {
+            v = PyLong_FromUnsignedLongLong(p[i]);
+            if (v == NULL) {
+                Py_DECREF(l);
+                return NULL;
+            }
+        } else {
+            v = Py_NewRef(Py_None);
+        }
+        if (as_tuple)
+            PyTuple_SET_ITEM(l, i, v);
+        else
+            PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+/* whether BoundCall._gptrs (the last graph's slot addresses, of the type the launcher passes:
+ * run() compares with ==) holds exactly these addresses */
+static int same_slots(PyObject *g, const unsigned long long *p, const int *present, int n,
+                      int as_tuple)
+{
+    if (as_tuple ? !PyTuple_CheckExact(g) : !PyList_CheckExact(g))
+        return 0;
+    if (Py_SIZE(g) != n)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        PyObject *v = as_tuple ? PyTuple_GET_ITEM(g, i) : PyList_GET_ITEM(g, i);
+        if (!present[i]) {
+            if (v != Py_None)
+                return 0;
+            continue;
+        }
+        if (!PyLong_CheckExact(v))
+            return 0;
+        unsigned long long q = PyLong_AsUnsignedLongLongMask(v);
+        if (q != p[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* one driver graph launch by NodeGraph.native: (the launch's address, the exec, the stream,
+ * its name). 0 done, -1 error */
+static int graph_launch(PyObject *gx)
+{
+    PyObject *nat = PyObject_GetAttr(gx, s_native);
+    if (nat == NULL)
+        return -1;
+    if (!PyTuple_Check(nat) || PyTuple_GET_SIZE(nat) != 4) {
+        Py_DECREF(nat);
+        PyErr_SetString(PyExc_RuntimeError, "rocsample._fastcall: NodeGraph.native");
+        return -1;
+    }
+    void *fn = PyLong_AsVoidPtr(PyTuple_GET_ITEM(nat, 0));
+    void *ex = PyLong_AsVoidPtr(PyTuple_GET_ITEM(nat, 1));
+    void *st = PyLong_AsVoidPtr(PyTuple_GET_ITEM(nat, 2));
+    if (PyErr_Occurred()) {
+        Py_DECREF(nat);
+        return -1;
+    }
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    err = ((launch_fn)fn)(ex, st);
+    Py_END_ALLOW_THREADS
+    if (err != 0)
+        PyErr_Format(PyExc_RuntimeError, "%S failed: error %d", PyTuple_GET_ITEM(nat, 3), err);
+    Py_DECREF(nat);
+    return err != 0 ? -1 : 0;
+}
+
+/* BoundCall.run(ptrs) for a call whose stream is not capturing, the stream lock held: the last
+ * graph's addresses again, or another graph holding these addresses (then the last one, as
+ * run() records it); else run() itself (a new graph, re-pointed nodes, launch by launch).
+ * 0 done, -1 error */
+static int hit_run(PyObject *hit, const unsigned long long *p, const int *present, int n,
+                   int as_tuple)
+{
+    PyObject *gx = PyObject_GetAttr(hit, s_gx);
+    if (gx == NULL)
+        return -1;
+    if (gx != Py_None) {
+        PyObject *g = PyObject_GetAttr(hit, s_gptrs);
+        if (g == NULL) {
+            Py_DECREF(gx);
+            return -1;
+        }
+        int same = same_slots(g, p, present, n, as_tuple);
+        Py_DECREF(g);
+        if (same) {
+            int r = graph_launch(gx);
+            Py_DECREF(gx);
+            return r;
+        }
+    }
+    Py_DECREF(gx);
+    PyObject *l = slot_list(p, present, n, as_tuple);
+    if (l == NULL)
+        return -1;
+    PyObject *execs = PyObject_GetAttr(hit, s_execs);
+    if (execs == NULL) {
+        Py_DECREF(l);
+        return -1;
+    }
+    if (PyDict_Check(execs) && PyDict_GET_SIZE(execs) > 0) {
+        PyObject *t = as_tuple ? Py_NewRef(l) : PyList_AsTuple(l);
+        PyObject *g2 = t == NULL ? NULL : PyDict_GetItemWithError(execs, t);
+        Py_XDECREF(t);
+        if (g2 != NULL) {
+            Py_INCREF(g2);
+            int r = PyObject_SetAttr(hit, s_gx, g2);
+            if (r == 0)
+                r = PyObject_SetAttr(hit, s_gptrs, l);
+            if (r == 0)
+                r = graph_launch(g2);
+            Py_DECREF(g2);
+            Py_DECREF(execs);
+            Py_DECREF(l);
+            return r;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(execs);
+            Py_DECREF(l);
+            return -1;
+        }
+    }
+    Py_DECREF(execs);
+    PyObject *r = PyObject_CallMethodOneArg(hit, s_run, l);
+    Py_DECREF(l);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* A bound call's repeated launch at addresses p: under its stream lock (BoundCall.lock, taken
+ * without blocking), ready() then run(). 1 served, 0 not (busy, capturing, the pool has work, no
+ * lock yet), -1 error (the lock released) */
+static int serve(PyObject *hit, const unsigned long long *p, const int *present, int n,
+                 int as_tuple)
+{
+    PyObject *lock = PyObject_GetAttr(hit, s_lock);
+    if (lock == NULL)
+        return -1;
+    if (lock == Py_None) {
+        Py_DECREF(lock);
+        return 0;
+    }
+    PyObject *got = PyObject_CallMethodOneArg(lock, s_acquire, Py_False);
+    if (got == NULL) {
+        Py_DECREF(lock);
+        return -1;
+    }
+    int held = PyObject_IsTrue(got);
+    Py_DECREF(got);
+    if (held != 1) {
+        Py_DECREF(lock);
+        return held < 0 ? -1 : 0;  /* (busy: Python waits for it) */
+    }
+    int ready = hit_ready(hit);
+    int ran = ready == 1 ? hit_run(hit, p, present, n, as_tuple) : 0;
+    /* release, keeping an error from above */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *r = PyObject_CallMethodNoArgs(lock, s_release);
+    Py_DECREF(lock);
+    if (r == NULL) {
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        return -1;
+    }
+    Py_DECREF(r);
+    PyErr_Restore(et, ev, tb);
+    if (ready < 0 || ran < 0)
+        return -1;
+    return ready;
+}
+
+/* the entry's stream: where it follows torch's current stream (raw: (torch, its
+ * current-raw-stream function)), that function's answer for device dev equals the entry's
+ * handle. 1 yes, 0 no, -1 error */
+static int same_stream(PyObject *raw, PyObject *handle, long dev)
+{
+    if (raw == Py_None)
+        return 1;
+    /* (the torch module the function came from is still sys.modules["torch"]) */
+    PyObject *mods = PyImport_GetModuleDict();
+    PyObject *torch = PyDict_GetItemWithError(mods, s_torch);
+    if (torch == NULL || !PyTuple_Check(raw) || torch != PyTuple_GET_ITEM(raw, 0))
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *dv = PyLong_FromLong(dev);
+    if (dv == NULL)
+        return -1;
+    PyObject *h = PyObject_CallOneArg(PyTuple_GET_ITEM(raw, 1), dv);
+    Py_DECREF(dv);
+    if (h == NULL)
+        return -1;
+    int eq = PyObject_RichCompareBool(h, handle, Py_EQ);
+    Py_DECREF(h);
+    return eq;
+}
+
+static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 13) {
+        PyErr_SetString(PyExc_TypeError, "repeat: 13 arguments");
+        return NULL;
+    }
+    PyObject *entries = args[0], *x = args[1], *seed = args[6], *pos = args[7];
+    PyObject *out = args[11];
+    if (!PyList_Check(entries) || PyList_GET_SIZE(entries) == 0 || out != Py_None)
+        Py_RETURN_NONE;
+    PyTypeObject *tx = Py_TYPE(x);
+    if (Py_TYPE(seed) != tx || Py_TYPE(pos) != tx)
+        Py_RETURN_NONE;
+    for (int i = 2; i < 6; i++)
+        if (!PyFloat_CheckExact(args[i]) && !PyLong_CheckExact(args[i]))
+            Py_RETURN_NONE;
+    /* a quick look before any torch call: some entry of x's type */
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    int any = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        if (PyTuple_Check(e) && PyTuple_GET_SIZE(e) == E_N
+            && PyTuple_GET_ITEM(e, E_XTYPE) == (PyObject *)tx)
+            any = 1;
+    }
+    if (!any)
+        Py_RETURN_NONE;
+
+    view_t vx = {0}, vs = {0}, vp = {0};
+    PyObject *entry = NULL, *result = NULL;
+    int rc = view_read(x, &vx);
+    if (rc == 1)
+        rc = view_read(seed, &vs);
+    if (rc == 1)
+        rc = view_read(pos, &vp);
+    if (rc != 1)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != E_N
+            || PyTuple_GET_ITEM(e, E_XTYPE) != (PyObject *)tx)
+            continue;
+        PyObject *f = PyTuple_GET_ITEM(e, E_FILT), *fl = PyTuple_GET_ITEM(e, E_FLAGS);
+        int m = 1;
+        for (int j = 0; m == 1 && j < 4; j++)
+            m = same_scalar(args[2 + j], PyTuple_GET_ITEM(f, j));
+        if (m < 0) { rc = -1; goto done; }
+        if (!m)
+            continue;
+        /* return_logprobs, advance_position, dtype: compared as the key's tuple compares them */
+        PyObject *fv[3] = {args[8], args[9], args[12]};
+        for (int j = 0; m == 1 && j < 3; j++)
+            m = PyObject_RichCompareBool(fv[j], PyTuple_GET_ITEM(fl, j), Py_EQ);
+        if (m == 1)
+            m = view_matches(&vx, PyTuple_GET_ITEM(e, E_X));
+        if (m == 1)
+            m = view_matches(&vs, PyTuple_GET_ITEM(e, E_S));
+        if (m == 1)
+            m = view_matches(&vp, PyTuple_GET_ITEM(e, E_P));
+        if (m < 0) { rc = -1; goto done; }
+        if (m == 1) {
+            entry = Py_NewRef(e);
+            break;
+        }
+    }
+    if (entry == NULL)
+        goto done;
+    /* the stream: torch's current raw stream of x's device, where the plan follows it */
+    PyObject *raw = PyTuple_GET_ITEM(entry, E_RAW);
+    if (PyLong_AsLong(PyTuple_GET_ITEM(entry, E_DEVICE)) != vx.dev)
+        goto done;
+    int ss = same_stream(raw, PyTuple_GET_ITEM(entry, E_HANDLE), vx.dev);
+    if (ss != 1) {
+        if (ss < 0) rc = -1;
+        goto done;
+    }
+    PyObject *hit = PyTuple_GET_ITEM(entry, E_HIT);
+    unsigned long long p[NSLOT] = {0};
+    int present[NSLOT] = {0};
+    PyObject *o = PyTuple_GET_ITEM(entry, E_OPTRS);
+    p[0] = vx.ptr; present[0] = 1;
+    p[5] = vs.ptr; present[5] = 1;
+    p[6] = vp.ptr; present[6] = 1;
+    for (int j = 0; j < 3; j++) {
+        p[7 + j] = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(o, j));
+        present[7 + j] = 1;
+    }
+    if (PyErr_Occurred()) { rc = -1; goto done; }
+    int sv = serve(hit, p, present, NSLOT, 0);
+    if (sv != 1) {
+        if (sv < 0) rc = -1;
+        goto done;
+    }
+    served++;
+    int chk = PyObject_IsTrue(args[10]);
+    if (chk < 0) { rc = -1; goto done; }
+    if (chk)
+        result = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, E_FINISH), args[10]);
+    else
+        result = Py_NewRef(PyTuple_GET_ITEM(entry, E_RESULT));
+    if (result == NULL)
+        rc = -1;
+done:
+    view_clear(&vx);
+    view_clear(&vs);
+    view_clear(&vp);
+    Py_XDECREF(entry);
+    if (rc < 0) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    if (result == NULL)
+        Py_RETURN_NONE;
+    return result;
+}
+
+/* set_rows entry layout (rocsample.set_rows._fast_entry) */
+enum {
+    R_KEY, R_TYPE, R_DST, R_SRC, R_IDX, R_DTYPE, R_RAW, R_HANDLE, R_DEVICE, R_HIT, R_GAPS, R_BE,
+    R_N
+};
+
+/* set_rows_repeat(entries, backends, dst, src, idx, dst_type, stream, check_bounds): a repeated
+ * unchecked set_rows with torch tensors on torch's current stream (stream None), as set_rows'
+ * repeated path serves it; dst, or None for every other call. ``backends`` is the
+ * rocsample.backends module: an entry serves only while its backend is the current one. */
+static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "set_rows_repeat: 8 arguments");
+        return NULL;
+    }
+    PyObject *entries = args[0], *backends = args[1], *dst = args[2], *src = args[3];
+    PyObject *idx = args[4], *dst_type = args[5];
+    if (!PyList_Check(entries) || PyList_GET_SIZE(entries) == 0 || args[6] != Py_None)
+        Py_RETURN_NONE;
+    int chk = PyObject_IsTrue(args[7]);
+    if (chk != 0)
+        return chk < 0 ? NULL : Py_NewRef(Py_None);
+    PyTypeObject *tx = Py_TYPE(dst);
+    if (Py_TYPE(src) != tx || Py_TYPE(idx) != tx)
+        Py_RETURN_NONE;
+    int any = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        if (PyTuple_Check(e) && PyTuple_GET_SIZE(e) == R_N
+            && PyTuple_GET_ITEM(e, R_TYPE) == (PyObject *)tx)
+            any = 1;
+    }
+    if (!any)
+        Py_RETURN_NONE;
+    view_t vd = {0}, vs = {0}, vi = {0};
+    PyObject *entry = NULL, *be = NULL;
+    int served_now = 0;
+    int rc = view_read(dst, &vd);
+    if (rc == 1)
+        rc = view_read(src, &vs);
+    if (rc == 1)
+        rc = view_read(idx, &vi);
+    if (rc != 1)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != R_N
+            || PyTuple_GET_ITEM(e, R_TYPE) != (PyObject *)tx)
+            continue;
+        int m = PyObject_RichCompareBool(dst_type, PyTuple_GET_ITEM(e, R_DTYPE), Py_EQ);
+        if (m == 1)
+            m = view_matches(&vd, PyTuple_GET_ITEM(e, R_DST));
+        if (m == 1)
+            m = view_matches(&vs, PyTuple_GET_ITEM(e, R_SRC));
+        if (m == 1)
+            m = view_matches(&vi, PyTuple_GET_ITEM(e, R_IDX));
+        if (m < 0) { rc = -1; goto done; }
+        if (m == 1) {
+            entry = Py_NewRef(e);
+            break;
+        }
+    }
+    if (entry == NULL)
+        goto done;
+    be = PyObject_GetAttr(backends, s_current);
+    if (be == NULL) { rc = -1; goto done; }
+    if (be != PyTuple_GET_ITEM(entry, R_BE))
+        goto done;
+    if (PyLong_AsLong(PyTuple_GET_ITEM(entry, R_DEVICE)) != vd.dev)
+        goto done;
+    int ss = same_stream(PyTuple_GET_ITEM(entry, R_RAW), PyTuple_GET_ITEM(entry, R_HANDLE),
+                         vd.dev);
+    if (ss != 1) {
+        if (ss < 0) rc = -1;
+        goto done;
+    }
+    /* src or idx meeting dst (lo < dst - src < hi: binder.gaps): the full path refuses it */
+    PyObject *g = PyTuple_GET_ITEM(entry, R_GAPS);
+    long long dd = (long long)vd.ptr, ds = dd - (long long)vs.ptr, di = dd - (long long)vi.ptr;
+    long long ls = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 0));
+    long long hs = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 1));
+    long long li = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 2));
+    long long hi = PyLong_AsLongLong(PyTuple_GET_ITEM(g, 3));
+    if (PyErr_Occurred()) { rc = -1; goto done; }
+    if ((ls < ds && ds < hs) || (li < di && di < hi))
+        goto done;
+    unsigned long long p[3] = {vd.ptr, vs.ptr, vi.ptr};
+    int present[3] = {1, 1, 1};
+    int sv = serve(PyTuple_GET_ITEM(entry, R_HIT), p, present, 3, 1);
+    if (sv < 0) { rc = -1; goto done; }
+    served_now = sv == 1;
+done:
+    view_clear(&vd);
+    view_clear(&vs);
+    view_clear(&vi);
+    Py_XDECREF(entry);
+    Py_XDECREF(be);
+    if (rc < 0)
+        return NULL;
+    if (!served_now)
+        Py_RETURN_NONE;
+    served++;
+    return Py_NewRef(dst);
+}
+
+static PyObject *served_calls(PyObject *self, PyObject *unused)
+{
+    (void)self; (void)unused;
+    return PyLong_FromUnsignedLongLong(served);
+}
+
+static PyMethodDef methods[] = {
+    {"repeat", (PyCFunction)(void (*)(void))repeat, METH_FASTCALL,
+     "A Sampler's plain repeated call with torch tensors, or None (see the module's source)."},
+    {"set_rows_repeat", (PyCFunction)(void (*)(void))set_rows_repeat, METH_FASTCALL,
+     "A repeated unchecked set_rows with torch tensors, or None (see the module's source)."},
+    {"served", served_calls, METH_NOARGS, "How many calls repeat() served in this process."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "rocsample._fastcall",
+    "A Sampler's plain repeated call with torch tensors, in C (rocsample.sampling).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastcall(void)
+{
+    struct { PyObject **p; const char *s; } names[] = {
+        {&s_get_device, "get_device"}, {&s_data_ptr, "data_ptr"}, {&s_stride, "stride"},
+        {&s_shape, "shape"}, {&s_dtype, "dtype"}, {&s_acquire, "acquire"},
+        {&s_release, "release"}, {&s_lock, "lock"}, {&s_probe, "_probe"}, {&s_pool, "_pool"},
+        {&s_leases, "_leases"}, {&s_gx, "_gx"}, {&s_gptrs, "_gptrs"}, {&s_run, "run"},
+        {&s_native, "native"}, {&s_deferred, "_deferred"}, {&s_retired, "_retired"},
+        {&s_numba_held, "_numba_held"}, {&s_entries, "_entries"}, {&s_alloc, "alloc"},
+        {&s_torch, "torch"}, {&s_execs, "_execs"}, {&s_current, "_current"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        *names[i].p = PyUnicode_InternFromString(names[i].s);
+        if (*names[i].p == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,368 @@
+"""The repeated call with torch tensors in C (rocsample/_fastcall.c, issue #17), without a GPU.
+
+tests/fakegpu runs the real GpuBackend, DriverRuntime, scratch pool and binder over a no-op C
+driver; the extension calls that driver's capture query and graph launch by their addresses, as
+it calls CUDA's (or HIP's) on a GPU. What it must do: serve exactly the calls
+``Sampler._torch_repeat`` serves with torch seed and position and no ``out`` (the same launches
+at the same addresses, the same outputs), return None for every other call (then Python does it),
+keep no caller tensor alive, and follow the binder's table (an entry goes when its bound call
+goes). ``make test`` builds the extension (``pip install -e .``) and sets
+ROCSAMPLE_REQUIRE_FASTCALL=1, so a missing build fails there instead of skipping.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import rocsample
+from rocsample import sampling as S
+from rocsample.binder import Binder
+from tests import fakegpu
+
+sr = importlib.import_module("rocsample.set_rows")
+
+CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
+ROWS, VOCAB = 4, 4096
+
+try:
+    from rocsample import _fastcall
+except ImportError:  # pragma: no cover - make test requires it
+    _fastcall = None
+    if os.environ.get("ROCSAMPLE_REQUIRE_FASTCALL") == "1":
+        raise
+
+pytestmark = [
+    pytest.mark.skipif(fakegpu.driver_library() is None,
+                       reason="no C compiler for the no-op driver"),
+    pytest.mark.skipif(_fastcall is None, reason="rocsample._fastcall not built (pip install -e .)"),
+]
+
+
+@pytest.fixture
+def fg(monkeypatch):
+    from rocsample.backends import interop
+
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
+    monkeypatch.setattr(interop, "_durable", set(interop._durable))
+    monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
+    g = fakegpu.install()
+    try:
+        yield g
+    finally:
+        g.set_torch_stream(0)
+        g.uninstall()
+
+
+def _setup(fg, handle=0x7B000, n_views=3):
+    torch = fg.torch
+    fg.set_torch_stream(handle)  # torch.cuda.stream(s): the plan follows it
+    plan = rocsample.Sampler(ROWS, VOCAB, "float32")
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    bufs = [torch.empty((ROWS, 2, VOCAB)) for _ in range(n_views)]
+    return torch, plan, seed, pos, bufs
+
+
+def _warm(plan, x, **kw):
+    """Three calls: checked, bound, then served by _torch_repeat (which notes the C entry)."""
+    for _ in range(3):
+        plan(x, **kw)
+
+
+def _served():
+    return _fastcall.served()
+
+
+def _launches(fg, l0, n=40):
+    return [fg.launch_params(k, n) for k in range(l0, fg.count("logged"))]
+
+
+@pytest.mark.parametrize("variant", ["plain", "logprobs", "advance", "checked"])
+def test_c_serves_what_python_serves_with_the_same_launches(fg, variant, monkeypatch):
+    torch, plan, seed, pos, bufs = _setup(fg)
+    plan._outputs[2].copy_to_device(np.zeros(ROWS, np.int32))  # (no kernel runs: rows "ok")
+    kw = dict(seed=seed, position=pos, check=variant == "checked", **CHAIN)
+    kw.update({"logprobs": dict(return_logprobs=True),
+               "advance": dict(advance_position=True)}.get(variant, {}))
+    _warm(plan, bufs[0][:, -1, :], **kw)
+    assert len(plan._fast) == 1
+    for n in range(6):
+        x = bufs[n % 3][:, -1, :]  # a new view each call, three buffers in turn
+        s0, l0, g0 = _served(), fg.count("logged"), fg.count("graph")
+        got = plan(x, **kw)
+        assert _served() - s0 == 1 and fg.count("graph") - g0 == 1
+        in_c = _launches(fg, l0)
+        monkeypatch.setattr(S, "_FAST", None)  # the same call in Python
+        l1 = fg.count("logged")
+        want = plan(x, **kw)
+        monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
+        assert in_c == _launches(fg, l1) and len(in_c) == (3 if variant == "advance" else 2)
+        assert in_c[0][4] == x.data_ptr()  # the logits' address, as numba packs it
+        assert type(got) is type(want)
+        if variant == "checked":
+            assert got.data_ptr() == want.data_ptr()  # the tokens (the status was read)
+        else:
+            assert len(got) == len(want) == (3 if variant == "logprobs" else 2)
+            assert [t.data_ptr() for t in got] == [t.data_ptr() for t in want]
+
+
+@pytest.mark.parametrize("change", ["int seed", "out", "numba logits"])
+def test_other_argument_kinds_are_left_to_python(fg, change):
+    torch, plan, seed, pos, bufs = _setup(fg)
+    x = bufs[0][:, -1, :]
+    _warm(plan, x, seed=seed, position=pos, check=False, **CHAIN)
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    if change == "int seed":
+        kw["seed"] = 7
+    elif change == "out":
+        kw["out"] = torch.zeros(ROWS, dtype=torch.int32)
+    else:
+        x = fg.backend.cuda.device_array((ROWS, VOCAB), "float32")
+    s0 = _served()
+    for _ in range(5):
+        assert plan(x, **kw) is not None
+    assert _served() == s0 and len(plan._fast) == 1
+
+
+@pytest.mark.parametrize("change", ["temperature value", "temperature type", "return_logprobs",
+                                    "dtype", "strided logits", "strided seed"])
+def test_another_key_is_not_served_by_this_keys_entry(fg, change):
+    # a call differing in anything the key holds misses the entry; once its own key is bound
+    # and served by _torch_repeat, it gets an entry of its own
+    torch, plan, seed, pos, bufs = _setup(fg)
+    x = bufs[0][:, -1, :]
+    _warm(plan, x, seed=seed, position=pos, check=False, **CHAIN)
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    if change == "temperature value":
+        kw["temperature"] = 0.7
+    elif change == "temperature type":
+        kw["temperature"] = 1
+    elif change == "return_logprobs":
+        kw["return_logprobs"] = True
+    elif change == "dtype":
+        kw["dtype"] = "float32"
+    elif change == "strided logits":
+        x = torch.empty((ROWS, 3 * VOCAB))[:, :VOCAB]  # (the views' row stride is 2 * VOCAB)
+    else:
+        kw["seed"] = torch.zeros(2 * ROWS, dtype=torch.int64)[::2]
+    s0 = _served()
+    for _ in range(3):  # checked and remembered, bound, served by _torch_repeat
+        plan(x, **kw)
+    assert _served() == s0 and len(plan._fast) == 2
+    plan(x, **kw)
+    assert _served() == s0 + 1
+
+
+def test_a_capturing_stream_is_left_to_python(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B100)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    s0, g0, c0 = _served(), fg.count("graph"), fg.count("launch")
+    fg.set_capturing(0x7B100)  # a capture rocsample did not begin (torch.cuda.graph)
+    try:
+        plan(x, **kw)
+    finally:
+        fg.set_capturing(0x7B100, False)
+    # the probe said capturing: Python's request path launched kernel by kernel
+    assert _served() == s0
+    assert fg.count("graph") == g0 and fg.count("launch") - c0 == 2
+    for _ in range(3):
+        plan(x, **kw)
+    assert _served() > s0  # and C again once the capture is over
+
+
+def test_pool_work_queued_sends_the_call_to_python(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B200)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    pool = S._pool(fg.backend)
+    ran = []
+    pool._deferred.append(lambda: ran.append(1))
+    s0 = _served()
+    plan(x, **kw)
+    assert _served() == s0 and ran == [1]  # the request path ran the deferred work
+    plan(x, **kw)
+    assert _served() == s0 + 1
+
+
+def test_an_entry_goes_with_its_bound_call(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B300)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    assert len(plan._fast) == 1
+    (key,) = plan._binder._table
+    plan._binder.drop(key)
+    assert plan._fast == []
+    s0 = _served()
+    plan(x, **kw)  # the full path: remembered, not bound
+    plan(x, **kw)  # bound again
+    assert _served() == s0 and plan._fast == []
+    plan(x, **kw)  # _torch_repeat, which notes it again
+    plan(x, **kw)
+    assert _served() == s0 + 1 and len(plan._fast) == 1
+    plan._binder.clear()
+    assert plan._fast == []
+
+
+def test_entries_are_bounded_and_keep_no_caller_tensor(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B400)
+    x = bufs[0][:, -1, :]
+    for t in range(10):  # ten temperature values: ten keys (the binder keeps its 8)
+        kw = dict(CHAIN, temperature=0.5 + t / 10)
+        # (four calls: past 8 keys a binding drops the oldest bound call, whose graphs are
+        # destroyed through the pool's deferred work, which the third call's request path runs)
+        for _ in range(4):
+            plan(x, seed=seed, position=pos, check=False, **kw)
+        assert 1 <= len(plan._fast) <= 8
+
+    def walk(o):
+        yield o
+        if isinstance(o, (tuple, list)):
+            for v in o:
+                yield from walk(v)
+
+    # layouts and the plan's own outputs only: never the caller's tensors (nor their buffers)
+    held = list(walk(plan._fast))
+    for t in (x, seed, pos, *bufs):
+        assert all(o is not t for o in held)
+
+
+def test_another_current_stream_is_not_served_by_this_ones_entry(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B500)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    fg.set_torch_stream(0x7B600)
+    s0 = _served()
+    for _ in range(3):  # this stream's key: checked, bound, served by _torch_repeat
+        l0 = fg.count("logged")
+        plan(x, **kw)
+    assert _served() == s0
+    assert fg.launch_stream(l0) == 0x7B600
+    fg.set_torch_stream(0x7B500)
+    l0 = fg.count("logged")
+    plan(x, **kw)
+    assert _served() == s0 + 1 and fg.launch_stream(l0) == 0x7B500
+
+
+def test_a_stream_lock_held_elsewhere_leaves_the_call_to_python(fg):
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B700)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    (hit,) = plan._binder._table.values()
+    held, go = threading.Event(), threading.Event()
+
+    def hold():
+        with hit.lock:
+            held.set()
+            go.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(10)
+    try:
+        args = (plan._fast, x, 0.8, 50, 0.9, 0.05, seed, pos, False, False, False, None, None)
+        assert _fastcall.repeat(*args) is None  # busy: Python waits for the lock
+    finally:
+        go.set()
+        t.join()
+    assert _fastcall.repeat(*args) is not None
+
+
+def test_the_switch_off_serves_nothing_in_c(fg, monkeypatch):
+    monkeypatch.setattr(S, "_FAST", None)
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B800)
+    x = bufs[0][:, -1, :]
+    s0 = _served()
+    for _ in range(5):
+        plan(x, seed=seed, position=pos, check=False, **CHAIN)
+    assert _served() == s0 and plan._fast == []
+
+
+def _kv(fg, handle=0x7C000, layers=4):
+    torch = fg.torch
+    fg.set_torch_stream(handle)
+    kv = torch.zeros(layers, 64, 128, dtype=torch.float16)
+    new = torch.zeros(layers, 1, 128, dtype=torch.float32)
+    idx = torch.zeros(1, dtype=torch.int64)
+    for _ in range(3):  # checked and remembered, bound, served by the Python repeated path
+        sr.set_rows(kv[0], new[0], idx, check_bounds=False)
+    return torch, kv, new, idx
+
+
+def test_set_rows_repeated_calls_are_served_in_c_with_pythons_launches(fg, monkeypatch):
+    torch, kv, new, idx = _kv(fg)
+    assert len(sr._binder.fast) == 1
+    for _step in range(2):
+        for layer in range(4):  # a new view of each layer every call
+            s0, l0, g0 = _served(), fg.count("logged"), fg.count("graph")
+            got = sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
+            assert _served() - s0 == 1 and fg.count("graph") - g0 == 1
+            assert got.data_ptr() == kv[layer].data_ptr()
+            in_c = _launches(fg, l0)
+            monkeypatch.setattr(sr, "_FAST", None)
+            l1 = fg.count("logged")
+            sr.set_rows(kv[layer], new[layer], idx, check_bounds=False)
+            monkeypatch.setattr(sr, "_FAST", _fastcall.set_rows_repeat)
+            assert in_c == _launches(fg, l1) and len(in_c) == 1
+            assert kv[layer].data_ptr() in in_c[0] and new[layer].data_ptr() in in_c[0]
+
+
+@pytest.mark.parametrize("change", ["checked", "stream", "dst_type", "int32 idx", "another backend"])
+def test_set_rows_other_calls_are_left_to_python(fg, change, monkeypatch):
+    torch, kv, new, idx = _kv(fg, 0x7C100)
+    kw = dict(check_bounds=False)
+    if change == "checked":  # (asked directly: the fake's checked call reads no real indices)
+        from rocsample import backends
+
+        assert _fastcall.set_rows_repeat(sr._binder.fast, backends, kv[1], new[1], idx, None,
+                                         None, False) is not None
+        assert _fastcall.set_rows_repeat(sr._binder.fast, backends, kv[1], new[1], idx, None,
+                                         None, True) is None
+        return
+    if change == "stream":
+        kw["stream"] = 0x7C100
+    elif change == "dst_type":
+        kw["dst_type"] = "f16"
+    elif change == "int32 idx":
+        idx = torch.zeros(1, dtype=torch.int32)
+    else:
+        import types
+
+        args = (sr._binder.fast, types.SimpleNamespace(_current=object()), kv[1], new[1], idx,
+                None, None, False)
+        assert _fastcall.set_rows_repeat(*args) is None
+        return
+    s0 = _served()
+    sr.set_rows(kv[1], new[1], idx, **kw)
+    assert _served() == s0
+
+
+def test_set_rows_overlap_is_refused_by_the_full_path(fg):
+    # src of the bound layout but inside dst's bytes: C leaves the call to Python, whose full
+    # path refuses it (nothing written)
+    torch = fg.torch
+    fg.set_torch_stream(0x7C200)
+    raw = np.zeros(1 << 16, np.uint8)
+    off = -raw.__array_interface__["data"][0] % 256
+    dst = torch.Tensor(raw[off:off + 16384].view(np.float16).reshape(64, 128))
+    ok = torch.Tensor(raw[off + 32768:off + 33280].view(np.float32).reshape(1, 128))
+    bad = torch.Tensor(raw[off + 512:off + 1024].view(np.float32).reshape(1, 128))
+    idx = torch.zeros(1, dtype=torch.int64)
+    for _ in range(4):
+        sr.set_rows(dst, ok, idx, check_bounds=False)
+    s0 = _served()
+    sr.set_rows(dst, ok, idx, check_bounds=False)
+    assert _served() == s0 + 1
+    with pytest.raises(ValueError, match="overlap"):
+        sr.set_rows(dst, bad, idx, check_bounds=False)
+    assert _served() == s0 + 1
