@@ -190,8 +190,14 @@ class ScratchPool:
 
     def note_call(self, stream) -> None:
         """A launcher's call on ``stream`` that requested no scratch (set_rows' one-launch
-        path): what ``request`` does for numba's frees (held while a foreign capture is seen on
-        the stream, let go at the first call after it that sees none). One status query."""
+        path): what ``request`` does besides returning a buffer. The queued work first (graph
+        releases, deferred frees), then numba's frees (held while a foreign capture is seen on
+        the stream, let go at the first call after it that sees none) and, outside a capture,
+        the retired buffers whose streams are done with them. One status query. (Without the
+        queued work and the retired buffers, ``unchanged`` kept answering False for a launcher
+        that never requests: its repeated calls stayed on this path for good.)"""
+        if self._deferred:
+            self._run_deferred()
         be = self.backend
         rt = be.runtime
         st = be.stream(stream)
@@ -200,9 +206,11 @@ class ScratchPool:
             if rec is None or rec.external:
                 with self._lock(st.device):
                     self._hold_numba_frees(st.device)
-        elif self._numba_held and st.device in self._numba_held:
-            with self._lock(st.device):
+            return
+        with self._lock(st.device):
+            if self._numba_held and st.device in self._numba_held:
                 self._release_numba_frees(rt, st.device)
+            self._collect()
 
     # numba frees a dropped device array of its own through a per-context queue, flushed
     # (cuMemFree) whenever it fills, which would invalidate an open capture. While a capture
