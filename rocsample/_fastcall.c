@@ -358,10 +358,13 @@ static int hit_run(PyObject *hit, const unsigned long long *p, const int *presen
 }
 
 /* A bound call's repeated launch at addresses p: under its stream lock (BoundCall.lock, taken
- * without blocking), ready() then run(). 1 served, 0 not (busy, capturing, the pool has work, no
- * lock yet), -1 error (the lock released) */
-static int serve(PyObject *hit, const unsigned long long *p, const int *present, int n,
-                 int as_tuple)
+ * without blocking), ready() then run(). ``outs`` (or NULL): a callable making this call's
+ * outputs (a one-off call's new tensors), called once ready() said yes, before the launch; it
+ * returns (tokens, logprobs, status, (their three addresses)), which go to slots 7-9 of p and to
+ * *made. 1 served, 0 not (busy, capturing, the pool has work, no lock yet), -1 error (the lock
+ * released) */
+static int serve(PyObject *hit, unsigned long long *p, const int *present, int n, int as_tuple,
+                 PyObject *outs, PyObject **made)
 {
     PyObject *lock = PyObject_GetAttr(hit, s_lock);
     if (lock == NULL)
@@ -382,7 +385,28 @@ static int serve(PyObject *hit, const unsigned long long *p, const int *present,
         return held < 0 ? -1 : 0;  /* (busy: Python waits for it) */
     }
     int ready = hit_ready(hit);
-    int ran = ready == 1 ? hit_run(hit, p, present, n, as_tuple) : 0;
+    int ran = 0;
+    if (ready == 1 && outs != NULL) {
+        PyObject *o = PyObject_CallNoArgs(outs);
+        if (o == NULL || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 4
+            || !PyTuple_Check(PyTuple_GET_ITEM(o, 3)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(o, 3)) != 3) {
+            if (o != NULL)
+                PyErr_SetString(PyExc_RuntimeError, "rocsample._fastcall: outputs");
+            Py_XDECREF(o);
+            ran = -1;
+        } else {
+            for (int j = 0; j < 3; j++)
+                p[7 + j] = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(PyTuple_GET_ITEM(o, 3), j));
+            if (PyErr_Occurred()) {
+                Py_DECREF(o);
+                ran = -1;
+            } else {
+                *made = o;
+            }
+        }
+    }
+    if (ready == 1 && ran == 0)
+        ran = hit_run(hit, p, present, n, as_tuple);
     /* release, keeping an error from above */
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
@@ -390,13 +414,39 @@ static int serve(PyObject *hit, const unsigned long long *p, const int *present,
     Py_DECREF(lock);
     if (r == NULL) {
         Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        ready = -1;
+    } else {
+        Py_DECREF(r);
+        PyErr_Restore(et, ev, tb);
+    }
+    if (ready < 0 || ran < 0) {
+        if (made != NULL)
+            Py_CLEAR(*made);
         return -1;
     }
-    Py_DECREF(r);
-    PyErr_Restore(et, ev, tb);
-    if (ready < 0 || ran < 0)
-        return -1;
     return ready;
+}
+
+/* a seed or position argument against an entry's spec: a tensor's 5-tuple layout (view_matches
+ * on what view_read read; *ptr its address), or (value, device copy's address, the copy) for a
+ * Python int, whose device copy the entry keeps. 1 equal, 0 not, -1 error */
+static int arg_matches(PyObject *arg, const view_t *v, PyObject *spec, unsigned long long *ptr)
+{
+    if (PyTuple_Check(spec) && PyTuple_GET_SIZE(spec) == 3) {
+        if (!PyLong_CheckExact(arg))
+            return 0;
+        int eq = PyObject_RichCompareBool(arg, PyTuple_GET_ITEM(spec, 0), Py_EQ);
+        if (eq != 1)
+            return eq;
+        *ptr = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(spec, 1));
+        return PyErr_Occurred() ? -1 : 1;
+    }
+    if (v->shape == NULL)  /* (an int given where the entry has a tensor) */
+        return 0;
+    int m = view_matches(v, spec);
+    if (m == 1)
+        *ptr = v->ptr;
+    return m;
 }
 
 /* the entry's stream: where it follows torch's current stream (raw: (torch, its
@@ -426,8 +476,8 @@ static int same_stream(PyObject *raw, PyObject *handle, long dev)
 static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 13) {
-        PyErr_SetString(PyExc_TypeError, "repeat: 13 arguments");
+    if (nargs != 14) {
+        PyErr_SetString(PyExc_TypeError, "repeat: 14 arguments");
         return NULL;
     }
     PyObject *entries = args[0], *x = args[1], *seed = args[6], *pos = args[7];
@@ -435,7 +485,9 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!PyList_Check(entries) || PyList_GET_SIZE(entries) == 0 || out != Py_None)
         Py_RETURN_NONE;
     PyTypeObject *tx = Py_TYPE(x);
-    if (Py_TYPE(seed) != tx || Py_TYPE(pos) != tx)
+    /* seed and position: tensors of x's type, or Python ints */
+    int seed_t = Py_TYPE(seed) == tx, pos_t = Py_TYPE(pos) == tx;
+    if ((!seed_t && !PyLong_CheckExact(seed)) || (!pos_t && !PyLong_CheckExact(pos)))
         Py_RETURN_NONE;
     for (int i = 2; i < 6; i++)
         if (!PyFloat_CheckExact(args[i]) && !PyLong_CheckExact(args[i]))
@@ -453,11 +505,12 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE;
 
     view_t vx = {0}, vs = {0}, vp = {0};
-    PyObject *entry = NULL, *result = NULL;
+    PyObject *entry = NULL, *result = NULL, *made = NULL;
+    unsigned long long ps = 0, pq = 0;
     int rc = view_read(x, &vx);
-    if (rc == 1)
+    if (rc == 1 && seed_t)
         rc = view_read(seed, &vs);
-    if (rc == 1)
+    if (rc == 1 && pos_t)
         rc = view_read(pos, &vp);
     if (rc != 1)
         goto done;
@@ -473,16 +526,16 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (m < 0) { rc = -1; goto done; }
         if (!m)
             continue;
-        /* return_logprobs, advance_position, dtype: compared as the key's tuple compares them */
-        PyObject *fv[3] = {args[8], args[9], args[12]};
-        for (int j = 0; m == 1 && j < 3; j++)
+        /* return_logprobs, advance_position, dtype, fresh: compared as the key's tuple does */
+        PyObject *fv[4] = {args[8], args[9], args[12], args[13]};
+        for (int j = 0; m == 1 && j < 4; j++)
             m = PyObject_RichCompareBool(fv[j], PyTuple_GET_ITEM(fl, j), Py_EQ);
         if (m == 1)
             m = view_matches(&vx, PyTuple_GET_ITEM(e, E_X));
         if (m == 1)
-            m = view_matches(&vs, PyTuple_GET_ITEM(e, E_S));
+            m = arg_matches(seed, &vs, PyTuple_GET_ITEM(e, E_S), &ps);
         if (m == 1)
-            m = view_matches(&vp, PyTuple_GET_ITEM(e, E_P));
+            m = arg_matches(pos, &vp, PyTuple_GET_ITEM(e, E_P), &pq);
         if (m < 0) { rc = -1; goto done; }
         if (m == 1) {
             entry = Py_NewRef(e);
@@ -503,16 +556,22 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *hit = PyTuple_GET_ITEM(entry, E_HIT);
     unsigned long long p[NSLOT] = {0};
     int present[NSLOT] = {0};
-    PyObject *o = PyTuple_GET_ITEM(entry, E_OPTRS);
     p[0] = vx.ptr; present[0] = 1;
-    p[5] = vs.ptr; present[5] = 1;
-    p[6] = vp.ptr; present[6] = 1;
-    for (int j = 0; j < 3; j++) {
-        p[7 + j] = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(o, j));
-        present[7 + j] = 1;
+    p[5] = ps; present[5] = 1;
+    p[6] = pq; present[6] = 1;
+    for (int j = 7; j < 10; j++)
+        present[j] = 1;
+    /* E_OPTRS: the plan's outputs' addresses, or (a one-off call's) a callable making new ones */
+    PyObject *o = PyTuple_GET_ITEM(entry, E_OPTRS);
+    PyObject *outs = NULL;
+    if (PyTuple_Check(o)) {
+        for (int j = 0; j < 3; j++)
+            p[7 + j] = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(o, j));
+        if (PyErr_Occurred()) { rc = -1; goto done; }
+    } else {
+        outs = o;
     }
-    if (PyErr_Occurred()) { rc = -1; goto done; }
-    int sv = serve(hit, p, present, NSLOT, 0);
+    int sv = serve(hit, p, present, NSLOT, 0, outs, &made);
     if (sv != 1) {
         if (sv < 0) rc = -1;
         goto done;
@@ -520,10 +579,13 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     served++;
     int chk = PyObject_IsTrue(args[10]);
     if (chk < 0) { rc = -1; goto done; }
-    if (chk)
-        result = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, E_FINISH), args[10]);
-    else
+    if (chk || made != NULL) {
+        /* E_FINISH(outputs made or None, check): the result as Python builds it */
+        PyObject *fa[2] = {made != NULL ? made : Py_None, args[10]};
+        result = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_FINISH), fa, 2, NULL);
+    } else {
         result = Py_NewRef(PyTuple_GET_ITEM(entry, E_RESULT));
+    }
     if (result == NULL)
         rc = -1;
 done:
@@ -531,6 +593,7 @@ done:
     view_clear(&vs);
     view_clear(&vp);
     Py_XDECREF(entry);
+    Py_XDECREF(made);
     if (rc < 0) {
         Py_XDECREF(result);
         return NULL;
@@ -630,7 +693,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
         goto done;
     unsigned long long p[3] = {vd.ptr, vs.ptr, vi.ptr};
     int present[3] = {1, 1, 1};
-    int sv = serve(PyTuple_GET_ITEM(entry, R_HIT), p, present, 3, 1);
+    int sv = serve(PyTuple_GET_ITEM(entry, R_HIT), p, present, 3, 1, NULL, NULL);
     if (sv < 0) { rc = -1; goto done; }
     served_now = sv == 1;
 done:

@@ -297,7 +297,7 @@ class Sampler:
         """Sample one token per row; see :func:`sample` for the parameters."""
         if self._fast and _FAST is not None:  # a plain repeated call with torch tensors, in C
             got = _FAST(self._fast, logits, temperature, top_k, top_p, min_p, seed, position,
-                        return_logprobs, advance_position, check, out, dtype)
+                        return_logprobs, advance_position, check, out, dtype, False)
             if got is not None:
                 return got
         if _ADOPT(type(logits)) is _TORCH_ADOPT:
@@ -392,22 +392,25 @@ class Sampler:
                      optrs[1], optrs[2]])
         if out is not None:
             tokens = out
-        elif not fresh and _FAST is not None and ks is not _HOST and kq is not _HOST:
-            self._fast_entry(key, tx, hit, o, st)  # (later calls with this key: in C)
+        elif _FAST is not None:
+            self._fast_entry(key, tx, hit, o, st, seed, position)  # (later calls: in C)
         if check:
             return self._finish(tokens, logprobs, status, return_logprobs, check, st)
         return (tokens, logprobs, status) if return_logprobs else (tokens, status)
 
-    def _fast_entry(self, key, tx, hit, o, st) -> None:
+    def _fast_entry(self, key, tx, hit, o, st, seed, position) -> None:
         """Note a key that :meth:`_torch_repeat` just served for rocsample._fastcall.repeat,
-        which then serves its plain repeated calls in C (torch seed and position, no ``out``,
-        not ``fresh``: the calls it takes are exactly those). The entry, a tuple in the order
-        of the C source's ``E_*``: (key, the tensors' type, the logits', seed's and position's
-        (shape, strides, dtype, device, address mod 16), the four filters, (return_logprobs,
-        advance_position, dtype), (torch, its current-raw-stream function) or None for a plan
-        bound to its stream, that raw stream's handle, the device, the BoundCall, the result
-        tuple, the ``check`` finisher, the outputs' addresses). At most 8 entries; the Binder
-        empties the list whenever a bound call leaves its table."""
+        which then serves its plain repeated calls in C (no ``out``; the calls it takes are
+        exactly those). The entry, a tuple in the order of the C source's ``E_*``: (key, the
+        tensors' type, the logits' (shape, strides, dtype, device, address mod 16), seed's and
+        position's likewise or, for a Python int, (value, its device copy's address, the copy),
+        the four filters, (return_logprobs, advance_position, dtype, fresh), (torch, its
+        current-raw-stream function) or None for a plan bound to its stream, that raw stream's
+        handle, the device, the BoundCall, the result tuple (None for a one-off call's), the
+        finisher ``finish(outputs made or None, check)``, the outputs' addresses or, for a
+        one-off call, a callable making its outputs). At most 8 entries; the Binder empties the
+        list whenever a bound call leaves its table. ``o``: this call's outputs (the plan's,
+        unless ``fresh``)."""
         fast = self._fast
         for e in fast:
             if e[0] == key:
@@ -419,19 +422,40 @@ class Sampler:
             if fn is None or mod is not sys.modules.get("torch"):
                 return  # (no raw current-stream function: Python asks torch each call)
             raw, h = (mod, fn), int(fn(d))
-        tokens, logprobs, status, optrs = o
-        rl = key[7]
-        ref = weakref.ref(self)  # (the entry lives in this plan's binder: no cycle through it)
 
-        def finish(check, a=(tokens, logprobs, status, rl)):
-            return ref()._finish(*a, check, st)
+        def spec(k, name, v):  # a tensor's layout, or an int with its device copy
+            if k is not _HOST:
+                return k[1:]
+            a, p = self._host_u64(name, v, st)
+            return (v, p, a)
+
+        rl, fresh = key[7], key[10]
+        ref = weakref.ref(self)  # (the entry lives in this plan's binder: no cycle through it)
+        if fresh:
+            result = None
+
+            def outputs(T=key[11]):
+                return ref()._outputs_for(T, True, rl, st)
+
+            optrs = outputs
+            plan_o = None
+        else:
+            tokens, logprobs, status, optrs = o
+            plan_o = (tokens, logprobs, status)
+            result = plan_o if rl else (tokens, status)
+            optrs = tuple(optrs)
+
+        def finish(made, check):
+            t, lp, s = plan_o if made is None else made[:3]
+            if check:
+                return ref()._finish(t, lp, s, rl, check, st)
+            return (t, lp, s) if rl else (t, s)
 
         if len(fast) >= 8:
             del fast[0]
-        fast.append((key, tx, key[2][1:], key[4][1:], key[5][1:], key[3][1:],
-                     (rl, key[8], key[9]), raw, h, d, hit,
-                     (tokens, logprobs, status) if rl else (tokens, status), finish,
-                     tuple(optrs)))
+        fast.append((key, tx, key[2][1:], spec(key[4], "seed", seed),
+                     spec(key[5], "position", position), key[3][1:],
+                     (rl, key[8], key[9], fresh), raw, h, d, hit, result, finish, optrs))
 
     def _call(self, logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
               advance_position, check, out, dtype, fresh, stream, kx=False):
@@ -1052,6 +1076,11 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
             tk = (logits.shape, logits.dtype, dtype, order, d, _io.current_stream(_io.TORCH, d))
             plan = _TORCH_PLANS.get(tk)
         if plan is not None and plan.backend is _backend():
+            if plan._fast and _FAST is not None:  # in C (Sampler._fast_entry)
+                got = _FAST(plan._fast, logits, temperature, top_k, top_p, min_p, seed,
+                            position, return_logprobs, advance_position, check, out, dtype, True)
+                if got is not None:
+                    return got
             got = plan._torch_repeat(logits, temperature, top_k, top_p, min_p, seed, position,
                                      return_logprobs, advance_position, check, out, dtype, True)
             if got is not None:

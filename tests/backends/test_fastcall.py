@@ -111,18 +111,18 @@ def test_c_serves_what_python_serves_with_the_same_launches(fg, variant, monkeyp
             assert [t.data_ptr() for t in got] == [t.data_ptr() for t in want]
 
 
-@pytest.mark.parametrize("change", ["int seed", "out", "numba logits"])
+@pytest.mark.parametrize("change", ["out", "numba logits", "advancing int position"])
 def test_other_argument_kinds_are_left_to_python(fg, change):
     torch, plan, seed, pos, bufs = _setup(fg)
     x = bufs[0][:, -1, :]
     _warm(plan, x, seed=seed, position=pos, check=False, **CHAIN)
     kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    if change == "int seed":
-        kw["seed"] = 7
-    elif change == "out":
+    if change == "out":
         kw["out"] = torch.zeros(ROWS, dtype=torch.int32)
-    else:
+    elif change == "numba logits":
         x = fg.backend.cuda.device_array((ROWS, VOCAB), "float32")
+    else:  # (advanced on the host, in place: a NumPy array)
+        kw.update(position=np.zeros(ROWS, np.int64), advance_position=True)
     s0 = _served()
     for _ in range(5):
         assert plan(x, **kw) is not None
@@ -130,7 +130,8 @@ def test_other_argument_kinds_are_left_to_python(fg, change):
 
 
 @pytest.mark.parametrize("change", ["temperature value", "temperature type", "return_logprobs",
-                                    "dtype", "strided logits", "strided seed"])
+                                    "dtype", "strided logits", "strided seed", "int seed",
+                                    "int position"])
 def test_another_key_is_not_served_by_this_keys_entry(fg, change):
     # a call differing in anything the key holds misses the entry; once its own key is bound
     # and served by _torch_repeat, it gets an entry of its own
@@ -148,8 +149,12 @@ def test_another_key_is_not_served_by_this_keys_entry(fg, change):
         kw["dtype"] = "float32"
     elif change == "strided logits":
         x = torch.empty((ROWS, 3 * VOCAB))[:, :VOCAB]  # (the views' row stride is 2 * VOCAB)
-    else:
+    elif change == "strided seed":
         kw["seed"] = torch.zeros(2 * ROWS, dtype=torch.int64)[::2]
+    elif change == "int seed":
+        kw["seed"] = 7
+    else:
+        kw["position"] = 3
     s0 = _served()
     for _ in range(3):  # checked and remembered, bound, served by _torch_repeat
         plan(x, **kw)
@@ -270,12 +275,85 @@ def test_a_stream_lock_held_elsewhere_leaves_the_call_to_python(fg):
     t.start()
     held.wait(10)
     try:
-        args = (plan._fast, x, 0.8, 50, 0.9, 0.05, seed, pos, False, False, False, None, None)
+        args = (plan._fast, x, 0.8, 50, 0.9, 0.05, seed, pos, False, False, False, None, None,
+                False)
         assert _fastcall.repeat(*args) is None  # busy: Python waits for the lock
     finally:
         go.set()
         t.join()
     assert _fastcall.repeat(*args) is not None
+
+
+def test_int_seed_and_position_values_each_have_their_device_copy(fg, monkeypatch):
+    # a Python int seed/position matches its entry by value, at the device copy the Python path
+    # launches with; another value is Python's (a new copy, the same bound call re-pointed)
+    torch, plan, _, _, bufs = _setup(fg, 0x7BA00)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=7, position=3, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    (entry,) = plan._fast
+    assert entry[3][0] == 7 and entry[4][0] == 3
+    for pos in (3, 4, 3):
+        s0, l0 = _served(), fg.count("logged")
+        plan(x, **dict(kw, position=pos))
+        assert _served() - s0 == (pos == 3)
+        in_c = _launches(fg, l0)
+        monkeypatch.setattr(S, "_FAST", None)
+        l1 = fg.count("logged")
+        plan(x, **dict(kw, position=pos))
+        monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
+        assert in_c == _launches(fg, l1) and len(in_c) == 2
+
+
+def _masked(launches, base):
+    """Launch parameters with the addresses inside one call's outputs block made relative."""
+    return [[("out", v - base) if base <= v < base + 12 * ROWS else v for v in lp]
+            for lp in launches]
+
+
+@pytest.mark.parametrize("op", ["sample", "argmax"])
+def test_one_off_calls_are_served_in_c_with_new_outputs(fg, op, monkeypatch):
+    # rocsample.sample / argmax with torch logits on torch's current stream: the plan from
+    # _TORCH_PLANS, then C with outputs made for each call (new torch tensors), launched where
+    # Python launches them
+    monkeypatch.setattr(S, "_TORCH_PLANS", {})
+    torch = fg.torch
+    fg.set_torch_stream(0x7BB00)
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    bufs = [torch.empty((ROWS, 2, VOCAB)) for _ in range(2)]
+
+    def call(x):
+        if op == "argmax":
+            return rocsample.argmax(x, check=False)
+        return rocsample.sample(x, seed=seed, position=pos, check=False, **CHAIN)
+
+    for _ in range(3):  # checked and remembered, bound, served by _torch_repeat
+        call(bufs[0][:, -1, :])
+    held = []
+    for n in range(4):
+        x = bufs[n % 2][:, -1, :]
+        s0, l0 = _served(), fg.count("logged")
+        tok, status = call(x)
+        assert _served() - s0 == 1
+        assert status.data_ptr() == tok.data_ptr() + 4 * ROWS
+        assert all(tok.data_ptr() != t.data_ptr() for t in held)  # new outputs, every call
+        held.append(tok)
+        in_c = _launches(fg, l0)
+        assert in_c[0][4] == x.data_ptr()
+        (plan,) = S._TORCH_PLANS.values()
+        (hit,) = plan._binder._table.values()
+        # the graph launched holds this call's outputs (one (3, rows) block: tokens, status)
+        assert hit._gptrs[7] == tok.data_ptr() and hit._gptrs[9] == status.data_ptr()
+        monkeypatch.setattr(S, "_FAST", None)
+        l1 = fg.count("logged")
+        tok2, _ = call(x)
+        monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
+        held.append(tok2)
+        py = _launches(fg, l1)
+        # the same launches but for where each call's own outputs are (one (3, rows) block)
+        assert tok2.data_ptr() != tok.data_ptr()
+        assert _masked(in_c, tok.data_ptr()) == _masked(py, tok2.data_ptr())
 
 
 def test_the_switch_off_serves_nothing_in_c(fg, monkeypatch):

@@ -116,3 +116,30 @@ def test_a_torch_capture_after_c_served_calls_replays_exactly(backend, torch, fa
         g.replay()
     torch.cuda.synchronize()
     assert torch.equal(tok, want[0])
+
+
+def test_one_off_calls_served_in_c_match_the_python_path(backend, torch, fastcall, monkeypatch):
+    rows, vocab = 8, 32000
+    dev = torch.device("cuda", torch.cuda.current_device())
+    gen = torch.Generator(device=dev).manual_seed(8)
+    bufs = [torch.randn((rows, 2, vocab), device=dev, generator=gen) * 3 for _ in range(2)]
+    seed = torch.arange(rows, dtype=torch.int64, device=dev)
+    pos = torch.zeros(rows, dtype=torch.int64, device=dev)
+    s = torch.cuda.Stream()
+    served = 0
+    with torch.cuda.stream(s):
+        for step in range(8):
+            x = bufs[step % 2][:, -1, :]
+            s0 = fastcall.served()
+            tok, status = rs.sample(x, seed=seed, position=pos, check=False, **CHAIN)
+            top, st2 = rs.argmax(x, check=False)
+            served += fastcall.served() - s0
+            monkeypatch.setattr(S, "_FAST", None)
+            tok2, _ = rs.sample(x, seed=seed, position=pos, check=False, **CHAIN)
+            top2, _ = rs.argmax(x, check=False)
+            monkeypatch.setattr(S, "_FAST", fastcall.repeat)
+            assert tok.data_ptr() != tok2.data_ptr()  # outputs made for each call
+            assert torch.equal(tok, tok2) and torch.equal(top, top2)
+            assert torch.equal(top.long(), x.argmax(dim=-1))
+            assert int(status.max()) == 0 and int(st2.max()) == 0
+    assert served >= 2 * 8 - 6  # every call after the first few of each
