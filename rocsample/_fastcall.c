@@ -473,6 +473,35 @@ static int same_stream(PyObject *raw, PyObject *handle, long dev)
     return eq;
 }
 
+/* whether e is an entry of ``size`` items whose item ``at`` is the tensors' type tx */
+static int entry_of(PyObject *e, Py_ssize_t size, Py_ssize_t at, PyTypeObject *tx)
+{
+    return PyTuple_Check(e) && PyTuple_GET_SIZE(e) == size
+        && PyTuple_GET_ITEM(e, at) == (PyObject *)tx;
+}
+
+/* some entry of ``entries`` (a list) is of size ``size`` with tensor type tx at ``at``: the
+ * quick look before any torch call */
+static int any_entry(PyObject *entries, Py_ssize_t size, Py_ssize_t at, PyTypeObject *tx)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++)
+        if (entry_of(PyList_GET_ITEM(entries, i), size, at, tx))
+            return 1;
+    return 0;
+}
+
+/* the entry's device is dev and its stream is the one this call runs on: 1 yes, 0 no, -1 error */
+static int entry_place(PyObject *entry, Py_ssize_t dev_at, Py_ssize_t raw_at,
+                       Py_ssize_t handle_at, long dev)
+{
+    long d = PyLong_AsLong(PyTuple_GET_ITEM(entry, dev_at));
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    if (d != dev)
+        return 0;
+    return same_stream(PyTuple_GET_ITEM(entry, raw_at), PyTuple_GET_ITEM(entry, handle_at), dev);
+}
+
 static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -492,16 +521,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     for (int i = 2; i < 6; i++)
         if (!PyFloat_CheckExact(args[i]) && !PyLong_CheckExact(args[i]))
             Py_RETURN_NONE;
-    /* a quick look before any torch call: some entry of x's type */
-    Py_ssize_t n = PyList_GET_SIZE(entries);
-    int any = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *e = PyList_GET_ITEM(entries, i);
-        if (PyTuple_Check(e) && PyTuple_GET_SIZE(e) == E_N
-            && PyTuple_GET_ITEM(e, E_XTYPE) == (PyObject *)tx)
-            any = 1;
-    }
-    if (!any)
+    if (!any_entry(entries, E_N, E_XTYPE, tx))
         Py_RETURN_NONE;
 
     view_t vx = {0}, vs = {0}, vp = {0};
@@ -516,8 +536,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
         PyObject *e = PyList_GET_ITEM(entries, i);
-        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != E_N
-            || PyTuple_GET_ITEM(e, E_XTYPE) != (PyObject *)tx)
+        if (!entry_of(e, E_N, E_XTYPE, tx))
             continue;
         PyObject *f = PyTuple_GET_ITEM(e, E_FILT), *fl = PyTuple_GET_ITEM(e, E_FLAGS);
         int m = 1;
@@ -545,10 +564,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (entry == NULL)
         goto done;
     /* the stream: torch's current raw stream of x's device, where the plan follows it */
-    PyObject *raw = PyTuple_GET_ITEM(entry, E_RAW);
-    if (PyLong_AsLong(PyTuple_GET_ITEM(entry, E_DEVICE)) != vx.dev)
-        goto done;
-    int ss = same_stream(raw, PyTuple_GET_ITEM(entry, E_HANDLE), vx.dev);
+    int ss = entry_place(entry, E_DEVICE, E_RAW, E_HANDLE, vx.dev);
     if (ss != 1) {
         if (ss < 0) rc = -1;
         goto done;
@@ -630,14 +646,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
     PyTypeObject *tx = Py_TYPE(dst);
     if (Py_TYPE(src) != tx || Py_TYPE(idx) != tx)
         Py_RETURN_NONE;
-    int any = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
-        PyObject *e = PyList_GET_ITEM(entries, i);
-        if (PyTuple_Check(e) && PyTuple_GET_SIZE(e) == R_N
-            && PyTuple_GET_ITEM(e, R_TYPE) == (PyObject *)tx)
-            any = 1;
-    }
-    if (!any)
+    if (!any_entry(entries, R_N, R_TYPE, tx))
         Py_RETURN_NONE;
     view_t vd = {0}, vs = {0}, vi = {0};
     PyObject *entry = NULL, *be = NULL;
@@ -651,8 +660,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
         goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
         PyObject *e = PyList_GET_ITEM(entries, i);
-        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != R_N
-            || PyTuple_GET_ITEM(e, R_TYPE) != (PyObject *)tx)
+        if (!entry_of(e, R_N, R_TYPE, tx))
             continue;
         int m = PyObject_RichCompareBool(dst_type, PyTuple_GET_ITEM(e, R_DTYPE), Py_EQ);
         if (m == 1)
@@ -673,10 +681,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
     if (be == NULL) { rc = -1; goto done; }
     if (be != PyTuple_GET_ITEM(entry, R_BE))
         goto done;
-    if (PyLong_AsLong(PyTuple_GET_ITEM(entry, R_DEVICE)) != vd.dev)
-        goto done;
-    int ss = same_stream(PyTuple_GET_ITEM(entry, R_RAW), PyTuple_GET_ITEM(entry, R_HANDLE),
-                         vd.dev);
+    int ss = entry_place(entry, R_DEVICE, R_RAW, R_HANDLE, vd.dev);
     if (ss != 1) {
         if (ss < 0) rc = -1;
         goto done;

@@ -18,7 +18,7 @@ import threading
 import pytest
 
 import rocsample
-from rocsample.binder import _EXECS, Binder
+from rocsample.binder import _EXECS
 from tests import fakegpu
 
 sr = importlib.import_module("rocsample.set_rows")
@@ -32,15 +32,7 @@ pytestmark = pytest.mark.skipif(fakegpu.driver_library() is None,
 
 @pytest.fixture
 def fg(monkeypatch):
-    from rocsample.backends import interop
-
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
-    monkeypatch.setattr(interop, "_durable", set(interop._durable))
-    g = fakegpu.install()
-    try:
-        yield g
-    finally:
-        g.uninstall()
+    yield from fakegpu.installed(monkeypatch)
 
 
 def _pool(fg):
@@ -564,7 +556,6 @@ def test_mixed_rows_bound_inside_a_capture_still_branch(fg):
     made = drv.calls.get("cuStreamCreate", 0)
     fg.set_capturing(h)
     try:
-        l0 = fg.count("logged")
         plan(x, seed=seed, position=pos, check=False, **kw)  # binds, inside the capture
         hit = next(iter(plan._binder._table.values()))
         assert hit._fork is not None
@@ -572,7 +563,10 @@ def test_mixed_rows_bound_inside_a_capture_still_branch(fg):
         streams = [fg.launch_stream(fg.count("logged") - 4 + k) for k in range(4)]
     finally:
         fg.set_capturing(h, False)
-    assert l0 and streams[:2] == [h, h] and streams[2] == streams[3] != h
+    # (the four kernels of the bound call: phase 1 and the finalize on the stream, the
+    # histogram and select passes on its side stream; the driver's log is the process's, so no
+    # count from before the test is read: it once asserted one, which failed run alone)
+    assert streams[:2] == [h, h] and streams[2] == streams[3] != h
     assert drv.calls.get("cuStreamCreate", 0) == made  # nothing made inside the capture
     fg.set_torch_stream(0)
 

@@ -21,7 +21,6 @@ import pytest
 
 import rocsample
 from rocsample import sampling as S
-from rocsample.binder import Binder
 from tests import fakegpu
 
 sr = importlib.import_module("rocsample.set_rows")
@@ -45,17 +44,9 @@ pytestmark = [
 
 @pytest.fixture
 def fg(monkeypatch):
-    from rocsample.backends import interop
-
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
-    monkeypatch.setattr(interop, "_durable", set(interop._durable))
     monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
-    g = fakegpu.install()
-    try:
-        yield g
-    finally:
-        g.set_torch_stream(0)
-        g.uninstall()
+    monkeypatch.setattr(sr, "_FAST", _fastcall.set_rows_repeat)
+    yield from fakegpu.installed(monkeypatch)
 
 
 def _setup(fg, handle=0x7B000, n_views=3):

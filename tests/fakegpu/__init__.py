@@ -659,3 +659,24 @@ def install(*, torch: bool = True, n_devices: int = 1) -> FakeGpu:
         t = fake_torch()
         sys.modules["torch"] = t
     return FakeGpu(be, t, lib, prev)
+
+
+def installed(monkeypatch):
+    """The body of a test module's ``fg`` fixture (``yield from fakegpu.installed(monkeypatch)``):
+    the fake installed for one test, with set_rows' module binder and interop's set of durable
+    streams replaced for that test (bound calls and streams of the fake never leak into another
+    test); yields the :class:`FakeGpu`, and uninstalls it after."""
+    import importlib
+
+    from rocsample.backends import interop
+    from rocsample.binder import Binder
+
+    sr = importlib.import_module("rocsample.set_rows")
+    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
+    monkeypatch.setattr(interop, "_durable", set(interop._durable))
+    g = install()
+    try:
+        yield g
+    finally:
+        g.set_torch_stream(0)
+        g.uninstall()

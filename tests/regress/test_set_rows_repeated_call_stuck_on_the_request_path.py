@@ -18,7 +18,6 @@ import importlib
 
 import pytest
 
-from rocsample.binder import Binder
 from tests import fakegpu
 
 sr = importlib.import_module("rocsample.set_rows")
@@ -29,16 +28,7 @@ pytestmark = pytest.mark.skipif(fakegpu.driver_library() is None,
 
 @pytest.fixture
 def fg(monkeypatch):
-    from rocsample.backends import interop
-
-    monkeypatch.setattr(sr, "_binder", Binder(entries=16, execs=64))
-    monkeypatch.setattr(interop, "_durable", set(interop._durable))
-    g = fakegpu.install()
-    try:
-        yield g
-    finally:
-        g.set_torch_stream(0)
-        g.uninstall()
+    yield from fakegpu.installed(monkeypatch)
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["c", "python"])
