@@ -35,7 +35,7 @@ static unsigned long long served = 0;
 
 /* entry layout (Sampler._fast_entry) */
 enum {
-    E_KEY, E_XTYPE, E_X, E_S, E_P, E_FILT, E_FLAGS, E_RAW, E_HANDLE, E_DEVICE, E_HIT,
+    E_KEY, E_XTYPE, E_X, E_S, E_P, E_FILT, E_FLAGS, E_RAW, E_HANDLE, E_HIT,
     E_RESULT, E_FINISH, E_OPTRS, E_N
 };
 
@@ -490,18 +490,6 @@ static int any_entry(PyObject *entries, Py_ssize_t size, Py_ssize_t at, PyTypeOb
     return 0;
 }
 
-/* the entry's device is dev and its stream is the one this call runs on: 1 yes, 0 no, -1 error */
-static int entry_place(PyObject *entry, Py_ssize_t dev_at, Py_ssize_t raw_at,
-                       Py_ssize_t handle_at, long dev)
-{
-    long d = PyLong_AsLong(PyTuple_GET_ITEM(entry, dev_at));
-    if (d == -1 && PyErr_Occurred())
-        return -1;
-    if (d != dev)
-        return 0;
-    return same_stream(PyTuple_GET_ITEM(entry, raw_at), PyTuple_GET_ITEM(entry, handle_at), dev);
-}
-
 static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -563,8 +551,10 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (entry == NULL)
         goto done;
-    /* the stream: torch's current raw stream of x's device, where the plan follows it */
-    int ss = entry_place(entry, E_DEVICE, E_RAW, E_HANDLE, vx.dev);
+    /* the stream: torch's current raw stream of x's device (the entry's: view_matches compared
+     * it), where the plan follows it */
+    int ss = same_stream(PyTuple_GET_ITEM(entry, E_RAW), PyTuple_GET_ITEM(entry, E_HANDLE),
+                         vx.dev);
     if (ss != 1) {
         if (ss < 0) rc = -1;
         goto done;
@@ -621,7 +611,7 @@ done:
 
 /* set_rows entry layout (rocsample.set_rows._fast_entry) */
 enum {
-    R_KEY, R_TYPE, R_DST, R_SRC, R_IDX, R_DTYPE, R_RAW, R_HANDLE, R_DEVICE, R_HIT, R_GAPS, R_BE,
+    R_KEY, R_TYPE, R_DST, R_SRC, R_IDX, R_DTYPE, R_RAW, R_HANDLE, R_HIT, R_GAPS, R_BE,
     R_N
 };
 
@@ -681,7 +671,8 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
     if (be == NULL) { rc = -1; goto done; }
     if (be != PyTuple_GET_ITEM(entry, R_BE))
         goto done;
-    int ss = entry_place(entry, R_DEVICE, R_RAW, R_HANDLE, vd.dev);
+    int ss = same_stream(PyTuple_GET_ITEM(entry, R_RAW), PyTuple_GET_ITEM(entry, R_HANDLE),
+                         vd.dev);
     if (ss != 1) {
         if (ss < 0) rc = -1;
         goto done;

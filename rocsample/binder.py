@@ -31,7 +31,14 @@ invalidated capture).
 
 from __future__ import annotations
 
+import os
 import threading
+
+# The repeated call in C (rocsample/_fastcall.c): absent where the extension was not built
+try:
+    from rocsample import _fastcall
+except ImportError:
+    _fastcall = None
 
 __all__ = ["Binder", "BoundCall", "bind_call", "gaps", "stream_lock"]
 
@@ -45,6 +52,17 @@ _LOCKS = tuple(threading.RLock() for _ in range(64))
 def stream_lock(be, st) -> threading.RLock:
     """The lock of (backend, device, stream handle)."""
     return _LOCKS[hash((id(be), st.device, st.handle)) % len(_LOCKS)]
+
+def fastcall(name: str):
+    """rocsample._fastcall's function ``name`` (a launcher's repeated call in C), or None where
+    the extension was not built or ``ROCSAMPLE_FASTCALL=0`` (then Python serves every call)."""
+    if _fastcall is None or os.environ.get("ROCSAMPLE_FASTCALL", "1") == "0":
+        return None
+    return getattr(_fastcall, name)
+
+
+#: entries for rocsample._fastcall a Binder keeps (Binder.note_fast; the oldest goes first)
+_FAST_ENTRIES = 8
 
 #: bound calls a Binder keeps (the oldest goes first); keys seen once are remembered 4x as many
 _ENTRIES = 8
@@ -294,6 +312,21 @@ class Binder:
 
     def __len__(self) -> int:
         return len(self._table)
+
+    def note_fast(self, key, make) -> None:
+        """Add the entry ``make()`` builds for a bound ``key`` to :attr:`fast` unless one for
+        ``key`` is there (``make`` is not called then) or ``make()`` is None; at most
+        ``_FAST_ENTRIES`` (the oldest goes first). An entry's item 0 is its key."""
+        fast = self.fast
+        for e in fast:
+            if e[0] == key:
+                return
+        entry = make()
+        if entry is None:
+            return
+        if len(fast) >= _FAST_ENTRIES:
+            del fast[0]
+        fast.append(entry)
 
     def drop(self, key) -> None:
         with self._lock:

@@ -47,7 +47,6 @@ at each call's arrays). Parameter checks are in :mod:`rocsample.sampling_params`
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import weakref
@@ -59,7 +58,7 @@ from rocsample import graphs as _graphs
 from rocsample import sampling_router as _router
 from rocsample.backends import get_backend
 from rocsample.backends import interop as _io
-from rocsample.binder import Binder, stream_lock
+from rocsample.binder import Binder, fastcall, stream_lock
 from rocsample.errors import SamplingError
 from rocsample.kernels import sampling as K
 from rocsample.sampling_params import host_params, u64_rows, value_key
@@ -82,14 +81,9 @@ _adopter = _io.adopter
 
 _backend = get_backend
 
-# The repeated call with torch tensors in C (rocsample/_fastcall.c; Sampler.__call__): absent
-# where the extension was not built, off with ROCSAMPLE_FASTCALL=0 (then _torch_repeat serves it)
-try:
-    from rocsample import _fastcall
-except ImportError:
-    _fastcall = None
-_FAST = (_fastcall.repeat if _fastcall is not None
-         and os.environ.get("ROCSAMPLE_FASTCALL", "1") != "0" else None)
+# The repeated call with torch tensors in C (rocsample/_fastcall.c; Sampler.__call__), or None
+# (then _torch_repeat serves it): binder.fastcall
+_FAST = fastcall("repeat")
 
 
 def _dtype_name(obj, dtype=None) -> str:
@@ -405,57 +399,54 @@ class Sampler:
         tensors' type, the logits' (shape, strides, dtype, device, address mod 16), seed's and
         position's likewise or, for a Python int, (value, its device copy's address, the copy),
         the four filters, (return_logprobs, advance_position, dtype, fresh), (torch, its
-        current-raw-stream function) or None for a plan bound to its stream, that raw stream's
-        handle, the device, the BoundCall, the result tuple (None for a one-off call's), the
-        finisher ``finish(outputs made or None, check)``, the outputs' addresses or, for a
-        one-off call, a callable making its outputs). At most 8 entries; the Binder empties the
-        list whenever a bound call leaves its table. ``o``: this call's outputs (the plan's,
-        unless ``fresh``)."""
-        fast = self._fast
-        for e in fast:
-            if e[0] == key:
-                return
-        d = key[2][4]
-        raw, h = None, st.handle
-        if self._follow:
-            mod, fn = _io._torch_raw
-            if fn is None or mod is not sys.modules.get("torch"):
-                return  # (no raw current-stream function: Python asks torch each call)
-            raw, h = (mod, fn), int(fn(d))
+        current-raw-stream function) or None for a plan bound to its stream, that function's
+        answer for the logits' device (else the plan's stream handle), the BoundCall,
+        the result tuple (None for a one-off call's), the finisher ``finish(outputs made or
+        None, check)``, the outputs' addresses or, for a one-off call, a callable making its
+        outputs). Kept by the binder (:meth:`Binder.note_fast`), which empties the list
+        whenever a bound call leaves its table. ``o``: this call's outputs (the plan's, unless
+        ``fresh``)."""
 
-        def spec(k, name, v):  # a tensor's layout, or an int with its device copy
-            if k is not _HOST:
-                return k[1:]
-            a, p = self._host_u64(name, v, st)
-            return (v, p, a)
+        def make():
+            raw, h = None, st.handle
+            if self._follow:
+                raw = _io.torch_raw()
+                if raw is None:
+                    return None  # (Python asks torch for its current stream each call)
+                # (its raw handle: 0 for the legacy default stream, which the key names by the
+                # plan's own stream)
+                h = int(raw[1](key[2][4]))
 
-        rl, fresh = key[7], key[10]
-        ref = weakref.ref(self)  # (the entry lives in this plan's binder: no cycle through it)
-        if fresh:
-            result = None
+            def spec(k, name, v):  # a tensor's layout, or an int with its device copy
+                if k is not _HOST:
+                    return k[1:]
+                a, p = self._host_u64(name, v, st)
+                return (v, p, a)
 
-            def outputs(T=key[11]):
-                return ref()._outputs_for(T, True, rl, st)
+            rl, fresh = key[7], key[10]
+            ref = weakref.ref(self)  # (the entry lives in this plan's binder: no cycle)
+            if fresh:
+                result = plan_o = None
 
-            optrs = outputs
-            plan_o = None
-        else:
-            tokens, logprobs, status, optrs = o
-            plan_o = (tokens, logprobs, status)
-            result = plan_o if rl else (tokens, status)
-            optrs = tuple(optrs)
+                def optrs(T=key[11]):  # a one-off call's outputs, made for each call
+                    return ref()._outputs_for(T, True, rl, st)
+            else:
+                tokens, logprobs, status, optrs = o
+                plan_o = (tokens, logprobs, status)
+                result = plan_o if rl else (tokens, status)
+                optrs = tuple(optrs)
 
-        def finish(made, check):
-            t, lp, s = plan_o if made is None else made[:3]
-            if check:
-                return ref()._finish(t, lp, s, rl, check, st)
-            return (t, lp, s) if rl else (t, s)
+            def finish(made, check):
+                t, lp, s = plan_o if made is None else made[:3]
+                if check:
+                    return ref()._finish(t, lp, s, rl, check, st)
+                return (t, lp, s) if rl else (t, s)
 
-        if len(fast) >= 8:
-            del fast[0]
-        fast.append((key, tx, key[2][1:], spec(key[4], "seed", seed),
-                     spec(key[5], "position", position), key[3][1:],
-                     (rl, key[8], key[9], fresh), raw, h, d, hit, result, finish, optrs))
+            return (key, tx, key[2][1:], spec(key[4], "seed", seed),
+                    spec(key[5], "position", position), key[3][1:],
+                    (rl, key[8], key[9], fresh), raw, h, hit, result, finish, optrs)
+
+        self._binder.note_fast(key, make)
 
     def _call(self, logits, temperature, top_k, top_p, min_p, seed, position, return_logprobs,
               advance_position, check, out, dtype, fresh, stream, kx=False):

@@ -17,8 +17,6 @@ the caller depends on the mode:
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 
 import numpy as np
@@ -29,7 +27,7 @@ from . import graphs as _graphs
 from .backends import get_backend as _get_backend
 from .backends import interop as _interop
 from .backends.numba_arrays import c_strides
-from .binder import Binder, gaps
+from .binder import Binder, fastcall, gaps
 from .binder import stream_lock as _stream_lock
 from .kernels import set_rows as _kern
 from .kernels.quant import FLOAT_CODES, QTYPE_CODES
@@ -292,27 +290,25 @@ def _fast_entry(be, key, kd, ks, ki, dst, src, idx, st, hit, g) -> None:
     then serves its calls in C: torch tensors of one type, torch's current stream (``stream``
     None), unchecked. The entry, in the order of the C source's ``R_*``: (key, the tensors'
     type, dst's, src's and idx's (shape, strides, dtype, device, address mod 16), dst_type,
-    (torch, its current-raw-stream function), that stream's handle, the device, the BoundCall,
-    the overlap gaps (lo_src, hi_src, lo_idx, hi_idx), the backend). At most 8; the binder
-    empties the list whenever a bound call leaves its table."""
+    (torch, its current-raw-stream function), its answer for dst's device (0 for the legacy
+    default stream), the BoundCall, the overlap gaps (lo_src, hi_src, lo_idx, hi_idx), the backend). Kept by the
+    binder (:meth:`Binder.note_fast`), which empties the list whenever a bound call leaves
+    its table."""
     t = type(dst)
-    if type(src) is not t or type(idx) is not t or kd[0][0] != _interop.TORCH:
+    if type(src) is not t or type(idx) is not t:
         return
-    if ks[0][0] != _interop.TORCH or ki[0][0] != _interop.TORCH:
+    if _interop.TORCH != kd[0][0] or _interop.TORCH != ks[0][0] or _interop.TORCH != ki[0][0]:
         return
-    fast = _binder.fast
-    for e in fast:
-        if e[0] == key:
-            return
-    mod, fn = _interop._torch_raw
-    if fn is None or mod is not sys.modules.get("torch"):
-        return  # (no raw current-stream function: Python asks torch each call)
-    d = kd[0][4]
-    (ls, hs), (li, hi) = g
-    if len(fast) >= 8:
-        del fast[0]
-    fast.append((key, t, kd[0][1:], ks[0][1:], ki[0][1:], key[6], (mod, fn), int(fn(d)), d,
-                 hit, (ls, hs, li, hi), be))
+
+    def make():
+        raw = _interop.torch_raw()
+        if raw is None:
+            return None  # (Python asks torch for its current stream each call)
+        (ls, hs), (li, hi) = g
+        return (key, t, kd[0][1:], ks[0][1:], ki[0][1:], key[6], raw, int(raw[1](kd[0][4])),
+                hit, (ls, hs, li, hi), be)
+
+    _binder.note_fast(key, make)
 
 
 def _run_requested(be, st, hit, ptrs) -> bool:
@@ -377,15 +373,9 @@ def _set_rows_device(be, st, key, dst, src, idx, dst_type, check_bounds):
 #: the simulator has no launch overhead to save, but its bound launches re-point like a GPU's:
 #: CI runs that path there too
 _FAST_ON_SIM = True
-# The repeated unchecked call with torch tensors in C (rocsample/_fastcall.c; set_rows): absent
-# where the extension was not built, off with ROCSAMPLE_FASTCALL=0 (then the Python repeated
-# path above serves it)
-try:
-    from . import _fastcall
-except ImportError:
-    _fastcall = None
-_FAST = (_fastcall.set_rows_repeat if _fastcall is not None
-         and os.environ.get("ROCSAMPLE_FASTCALL", "1") != "0" else None)
+# The repeated unchecked call with torch tensors in C (rocsample/_fastcall.c; set_rows), or
+# None (then the Python repeated path above serves it): binder.fastcall
+_FAST = fastcall("set_rows_repeat")
 #: a decode step writes every layer's KV cache through one key (the layers' views share their
 #: layout): one driver graph per (dst, src, idx) addresses, 64 of them (32 layers x K and V), so
 #: a step's writes re-point nothing (on the H200's host a re-pointed node costs 4-7 us a call

@@ -325,6 +325,16 @@ def _torch_current(torch):
     return raw
 
 
+def torch_raw():
+    """(torch, its current-raw-stream function) as :func:`current_stream` last used them, or
+    None where that function is missing or the torch module changed since (rocsample._fastcall's
+    entries call it themselves, checking the module)."""
+    mod, fn = _torch_raw
+    if fn is None or mod is not sys.modules.get("torch"):
+        return None
+    return mod, fn
+
+
 def current_stream(fw: str | None, device: int) -> int | None:
     """The raw handle of ``fw``'s current stream on ``device``, or None (no framework rule)."""
     if fw == TORCH:
