@@ -65,6 +65,16 @@ def _warm(plan, x, **kw):
         plan(x, **kw)
 
 
+def _warmed(fg, handle=0x7B000):
+    """_setup's plan warmed (_warm) on the first buffer's view with the chain and torch seed and
+    position: (torch, plan, that view, the warm-up's arguments, the buffers)."""
+    torch, plan, seed, pos, bufs = _setup(fg, handle)
+    x = bufs[0][:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    _warm(plan, x, **kw)
+    return torch, plan, x, kw, bufs
+
+
 def _served():
     return _fastcall.served()
 
@@ -104,10 +114,7 @@ def test_c_serves_what_python_serves_with_the_same_launches(fg, variant, monkeyp
 
 @pytest.mark.parametrize("change", ["out", "numba logits", "advancing int position"])
 def test_other_argument_kinds_are_left_to_python(fg, change):
-    torch, plan, seed, pos, bufs = _setup(fg)
-    x = bufs[0][:, -1, :]
-    _warm(plan, x, seed=seed, position=pos, check=False, **CHAIN)
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    torch, plan, x, kw, bufs = _warmed(fg)
     if change == "out":
         kw["out"] = torch.zeros(ROWS, dtype=torch.int32)
     elif change == "numba logits":
@@ -126,10 +133,7 @@ def test_other_argument_kinds_are_left_to_python(fg, change):
 def test_another_key_is_not_served_by_this_keys_entry(fg, change):
     # a call differing in anything the key holds misses the entry; once its own key is bound
     # and served by _torch_repeat, it gets an entry of its own
-    torch, plan, seed, pos, bufs = _setup(fg)
-    x = bufs[0][:, -1, :]
-    _warm(plan, x, seed=seed, position=pos, check=False, **CHAIN)
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    torch, plan, x, kw, bufs = _warmed(fg)
     if change == "temperature value":
         kw["temperature"] = 0.7
     elif change == "temperature type":
@@ -155,10 +159,7 @@ def test_another_key_is_not_served_by_this_keys_entry(fg, change):
 
 
 def test_a_capturing_stream_is_left_to_python(fg):
-    torch, plan, seed, pos, bufs = _setup(fg, 0x7B100)
-    x = bufs[0][:, -1, :]
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    _warm(plan, x, **kw)
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7B100)
     s0, g0, c0 = _served(), fg.count("graph"), fg.count("launch")
     fg.set_capturing(0x7B100)  # a capture rocsample did not begin (torch.cuda.graph)
     try:
@@ -174,10 +175,7 @@ def test_a_capturing_stream_is_left_to_python(fg):
 
 
 def test_pool_work_queued_sends_the_call_to_python(fg):
-    torch, plan, seed, pos, bufs = _setup(fg, 0x7B200)
-    x = bufs[0][:, -1, :]
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    _warm(plan, x, **kw)
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7B200)
     pool = S._pool(fg.backend)
     ran = []
     pool._deferred.append(lambda: ran.append(1))
@@ -189,10 +187,7 @@ def test_pool_work_queued_sends_the_call_to_python(fg):
 
 
 def test_an_entry_goes_with_its_bound_call(fg):
-    torch, plan, seed, pos, bufs = _setup(fg, 0x7B300)
-    x = bufs[0][:, -1, :]
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    _warm(plan, x, **kw)
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7B300)
     assert len(plan._fast) == 1
     (key,) = plan._binder._table
     plan._binder.drop(key)
@@ -232,10 +227,7 @@ def test_entries_are_bounded_and_keep_no_caller_tensor(fg):
 
 
 def test_another_current_stream_is_not_served_by_this_ones_entry(fg):
-    torch, plan, seed, pos, bufs = _setup(fg, 0x7B500)
-    x = bufs[0][:, -1, :]
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    _warm(plan, x, **kw)
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7B500)
     fg.set_torch_stream(0x7B600)
     s0 = _served()
     for _ in range(3):  # this stream's key: checked, bound, served by _torch_repeat
@@ -250,10 +242,7 @@ def test_another_current_stream_is_not_served_by_this_ones_entry(fg):
 
 
 def test_a_stream_lock_held_elsewhere_leaves_the_call_to_python(fg):
-    torch, plan, seed, pos, bufs = _setup(fg, 0x7B700)
-    x = bufs[0][:, -1, :]
-    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
-    _warm(plan, x, **kw)
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7B700)
     (hit,) = plan._binder._table.values()
     held, go = threading.Event(), threading.Event()
 
@@ -266,8 +255,8 @@ def test_a_stream_lock_held_elsewhere_leaves_the_call_to_python(fg):
     t.start()
     held.wait(10)
     try:
-        args = (plan._fast, x, 0.8, 50, 0.9, 0.05, seed, pos, False, False, False, None, None,
-                False)
+        args = (plan._fast, x, 0.8, 50, 0.9, 0.05, kw["seed"], kw["position"], False, False,
+                False, None, None, False)
         assert _fastcall.repeat(*args) is None  # busy: Python waits for the lock
     finally:
         go.set()
