@@ -451,8 +451,9 @@ static int arg_matches(PyObject *arg, const view_t *v, PyObject *spec, unsigned 
 
 /* the entry's stream: where it follows torch's current stream (raw: (torch, its
  * current-raw-stream function)), that function's answer for device dev equals the entry's
- * handle. 1 yes, 0 no, -1 error */
-static int same_stream(PyObject *raw, PyObject *handle, long dev)
+ * handle. The answer is asked once a call: *fn is the function last asked (compared by
+ * identity only) and *h its answer (a new reference the caller clears). 1 yes, 0 no, -1 error */
+static int same_stream(PyObject *raw, PyObject *handle, long dev, PyObject **fn, PyObject **h)
 {
     if (raw == Py_None)
         return 1;
@@ -461,16 +462,19 @@ static int same_stream(PyObject *raw, PyObject *handle, long dev)
     PyObject *torch = PyDict_GetItemWithError(mods, s_torch);
     if (torch == NULL || !PyTuple_Check(raw) || torch != PyTuple_GET_ITEM(raw, 0))
         return PyErr_Occurred() ? -1 : 0;
-    PyObject *dv = PyLong_FromLong(dev);
-    if (dv == NULL)
-        return -1;
-    PyObject *h = PyObject_CallOneArg(PyTuple_GET_ITEM(raw, 1), dv);
-    Py_DECREF(dv);
-    if (h == NULL)
-        return -1;
-    int eq = PyObject_RichCompareBool(h, handle, Py_EQ);
-    Py_DECREF(h);
-    return eq;
+    PyObject *f = PyTuple_GET_ITEM(raw, 1);
+    if (*h == NULL || *fn != f) {
+        Py_CLEAR(*h);
+        PyObject *dv = PyLong_FromLong(dev);
+        if (dv == NULL)
+            return -1;
+        *h = PyObject_CallOneArg(f, dv);
+        Py_DECREF(dv);
+        if (*h == NULL)
+            return -1;
+        *fn = f;
+    }
+    return PyObject_RichCompareBool(*h, handle, Py_EQ);
 }
 
 /* whether e is an entry of ``size`` items whose item ``at`` is the tensors' type tx */
@@ -514,6 +518,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
     view_t vx = {0}, vs = {0}, vp = {0};
     PyObject *entry = NULL, *result = NULL, *made = NULL;
+    PyObject *cur_fn = NULL, *cur_h = NULL;  /* torch's current stream, asked once (same_stream) */
     unsigned long long ps = 0, pq = 0;
     int rc = view_read(x, &vx);
     if (rc == 1 && seed_t)
@@ -526,13 +531,11 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyObject *e = PyList_GET_ITEM(entries, i);
         if (!entry_of(e, E_N, E_XTYPE, tx))
             continue;
+        Py_INCREF(e);  /* (held while compared: a comparison may run Python that empties the list) */
         PyObject *f = PyTuple_GET_ITEM(e, E_FILT), *fl = PyTuple_GET_ITEM(e, E_FLAGS);
         int m = 1;
         for (int j = 0; m == 1 && j < 4; j++)
             m = same_scalar(args[2 + j], PyTuple_GET_ITEM(f, j));
-        if (m < 0) { rc = -1; goto done; }
-        if (!m)
-            continue;
         /* return_logprobs, advance_position, dtype, fresh: compared as the key's tuple does */
         PyObject *fv[4] = {args[8], args[9], args[12], args[13]};
         for (int j = 0; m == 1 && j < 4; j++)
@@ -543,22 +546,21 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             m = arg_matches(seed, &vs, PyTuple_GET_ITEM(e, E_S), &ps);
         if (m == 1)
             m = arg_matches(pos, &vp, PyTuple_GET_ITEM(e, E_P), &pq);
-        if (m < 0) { rc = -1; goto done; }
+        /* the stream: torch's current raw stream of x's device (the entry's: view_matches
+         * compared it), where the plan follows it; a plan used on several streams has an
+         * entry for each */
+        if (m == 1)
+            m = same_stream(PyTuple_GET_ITEM(e, E_RAW), PyTuple_GET_ITEM(e, E_HANDLE), vx.dev,
+                            &cur_fn, &cur_h);
         if (m == 1) {
-            entry = Py_NewRef(e);
+            entry = e;  /* (the reference taken above) */
             break;
         }
+        Py_DECREF(e);
+        if (m < 0) { rc = -1; goto done; }
     }
     if (entry == NULL)
         goto done;
-    /* the stream: torch's current raw stream of x's device (the entry's: view_matches compared
-     * it), where the plan follows it */
-    int ss = same_stream(PyTuple_GET_ITEM(entry, E_RAW), PyTuple_GET_ITEM(entry, E_HANDLE),
-                         vx.dev);
-    if (ss != 1) {
-        if (ss < 0) rc = -1;
-        goto done;
-    }
     PyObject *hit = PyTuple_GET_ITEM(entry, E_HIT);
     unsigned long long p[NSLOT] = {0};
     int present[NSLOT] = {0};
@@ -600,6 +602,7 @@ done:
     view_clear(&vp);
     Py_XDECREF(entry);
     Py_XDECREF(made);
+    Py_XDECREF(cur_h);
     if (rc < 0) {
         Py_XDECREF(result);
         return NULL;
@@ -640,6 +643,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
         Py_RETURN_NONE;
     view_t vd = {0}, vs = {0}, vi = {0};
     PyObject *entry = NULL, *be = NULL;
+    PyObject *cur_fn = NULL, *cur_h = NULL;  /* torch's current stream, asked once (same_stream) */
     int served_now = 0;
     int rc = view_read(dst, &vd);
     if (rc == 1)
@@ -652,6 +656,7 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
         PyObject *e = PyList_GET_ITEM(entries, i);
         if (!entry_of(e, R_N, R_TYPE, tx))
             continue;
+        Py_INCREF(e);  /* (held while compared: a comparison may run Python that empties the list) */
         int m = PyObject_RichCompareBool(dst_type, PyTuple_GET_ITEM(e, R_DTYPE), Py_EQ);
         if (m == 1)
             m = view_matches(&vd, PyTuple_GET_ITEM(e, R_DST));
@@ -659,11 +664,16 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
             m = view_matches(&vs, PyTuple_GET_ITEM(e, R_SRC));
         if (m == 1)
             m = view_matches(&vi, PyTuple_GET_ITEM(e, R_IDX));
-        if (m < 0) { rc = -1; goto done; }
+        /* torch's current stream: each stream's calls have an entry of their own */
+        if (m == 1)
+            m = same_stream(PyTuple_GET_ITEM(e, R_RAW), PyTuple_GET_ITEM(e, R_HANDLE), vd.dev,
+                            &cur_fn, &cur_h);
         if (m == 1) {
-            entry = Py_NewRef(e);
+            entry = e;  /* (the reference taken above) */
             break;
         }
+        Py_DECREF(e);
+        if (m < 0) { rc = -1; goto done; }
     }
     if (entry == NULL)
         goto done;
@@ -671,12 +681,6 @@ static PyObject *set_rows_repeat(PyObject *self, PyObject *const *args, Py_ssize
     if (be == NULL) { rc = -1; goto done; }
     if (be != PyTuple_GET_ITEM(entry, R_BE))
         goto done;
-    int ss = same_stream(PyTuple_GET_ITEM(entry, R_RAW), PyTuple_GET_ITEM(entry, R_HANDLE),
-                         vd.dev);
-    if (ss != 1) {
-        if (ss < 0) rc = -1;
-        goto done;
-    }
     /* src or idx meeting dst (lo < dst - src < hi: binder.gaps): the full path refuses it */
     PyObject *g = PyTuple_GET_ITEM(entry, R_GAPS);
     long long dd = (long long)vd.ptr, ds = dd - (long long)vs.ptr, di = dd - (long long)vi.ptr;
@@ -698,6 +702,7 @@ done:
     view_clear(&vi);
     Py_XDECREF(entry);
     Py_XDECREF(be);
+    Py_XDECREF(cur_h);
     if (rc < 0)
         return NULL;
     if (!served_now)
