@@ -38,6 +38,11 @@ import pytest
 
 import rocsample
 
+try:  # the repeated call in C: how many of a case's calls it served (extra_info["c_served"])
+    from rocsample._fastcall import served as _served
+except ImportError:
+    _served = None
+
 from .common import time_calls, time_torch, torch_cuda
 
 sr = importlib.import_module("rocsample.set_rows")
@@ -232,10 +237,14 @@ def _host_time(benchmark, torch, fn, **info):
         idle.append(time.perf_counter() - t0)
     torch.cuda.synchronize()
     benchmark.group = "host overhead"
+    n0 = None if _served is None else _served()
     benchmark.pedantic(fn, setup=setup, rounds=_ITER, warmup_rounds=20, iterations=1)
     torch.cuda.synchronize()
+    # the share of the timed calls (warm-up rounds included) rocsample._fastcall served: the
+    # rest went through Python (None: the extension is not built; 0 for a peer's calls)
+    c = None if n0 is None else f"{_served() - n0}/{_ITER + 20}"
     benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6,
-                                host_us_idle_median=statistics.median(idle) * 1e6,
+                                host_us_idle_median=statistics.median(idle) * 1e6, c_served=c,
                                 queue="busy (a spin kernel queued ahead); idle figure beside it",
                                 gpu_method="not measured (host-overhead case)", **info)
 

@@ -1,5 +1,6 @@
 """One line per case of a bench/test_host_overhead.py JSON: host us (median, busy queue), the
-case, MET / MISSED against its target, and the idle-GPU figure.
+case, MET / MISSED against its target, the idle-GPU figure and how many of the timed calls
+rocsample._fastcall served (the rest went through Python).
 
     python tools/gpu/host_summary.py host-perf.json
 """
@@ -18,7 +19,9 @@ def main(path: str) -> int:
         mark = "" if t is None else ("  MET" if e["host_us_median"] <= t else f"  MISSED (<= {t})")
         idle = e.get("host_us_idle_median")
         idle = "" if idle is None else f" (idle GPU {idle:.1f} us)"
-        print(f"{e['host_us_median']:8.1f} us  {e.get('impl', b['name'])}{mark}{idle}")
+        c = e.get("c_served")
+        c = "" if c is None else f" [C served {c}]"
+        print(f"{e['host_us_median']:8.1f} us  {e.get('impl', b['name'])}{mark}{idle}{c}")
     return 0
 
 
