@@ -64,6 +64,17 @@ def backend():
 
 
 @pytest.fixture
+def torch():
+    """torch with CUDA, for the gpu-marked tests that take torch tensors (a module may define
+    its own): skipped where torch is not importable, a failure where it is but has no CUDA
+    device, since those tests run only on a GPU backend."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.fail("torch has no CUDA device on a GPU backend run")
+    return torch
+
+
+@pytest.fixture
 def rng(request):
     # A fresh, reproducible stream of random inputs per test.
     seed = zlib.crc32(request.node.nodeid.encode())

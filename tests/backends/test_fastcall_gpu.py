@@ -21,14 +21,6 @@ sr = pytest.importorskip("rocsample.set_rows")
 
 
 @pytest.fixture
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.fail("torch has no CUDA device on a GPU backend run")
-    return torch
-
-
-@pytest.fixture
 def fastcall():
     from rocsample import _fastcall  # (the device scripts build it: tools/gpu/env.sh)
 

@@ -35,14 +35,6 @@ RING, NE0, WRAPS = 256, 128, 3
 CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
 
 
-@pytest.fixture
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.fail("torch has no CUDA device on a GPU backend run")
-    return torch
-
-
 def _numba_junk(backend, n=24):
     """numba-owned device arrays: dropped inside the capture they fill numba's deallocation
     queue past its flush threshold (NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT = 10)."""

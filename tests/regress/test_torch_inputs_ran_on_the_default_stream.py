@@ -24,14 +24,6 @@ pytestmark = pytest.mark.gpu
 CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
 
 
-@pytest.fixture
-def torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.fail("torch has no CUDA device on a GPU backend run")
-    return torch
-
-
 def _slow_fill(torch, dst, value):
     """Write ``value`` into ``dst`` on the current stream after ~10 ms of other work there: a
     call on any other stream reads ``dst`` before it is written."""
