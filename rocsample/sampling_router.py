@@ -314,7 +314,10 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
         grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin
         c2, c3 = o.counts[2]
     if r.hist:
-        L.append((kn.hist._sample_hist_kernel, grid, B,
+        # (no HIST rows: every row it serves is MINP, which a kernel of their own streams at
+        # twice the histogram kernel's occupancy)
+        hk = kn.hist._sample_hist_kernel if r.select else kn.hist._sample_minp_kernel
+        L.append((hk, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
                    plan.cap, c2, o.tokens, o.logprobs, o.status)))

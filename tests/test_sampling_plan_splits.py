@@ -92,7 +92,8 @@ def fake_launches(plan, route):
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False: "p",
                              finalize=lambda large=False: "f"),
-        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_select_kernel="s",
+        hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
+                             _sample_select_kernel="s",
                              _sample_nucleus_kernel="n")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
@@ -133,6 +134,29 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     # comes back to 0 only then: tests/regress/test_row_counters_shared_by_two_split_counts.py)
     assert seen and all(len(v) == 1 for v in seen.values()), seen
     assert {"f2", "f3"} <= set(seen)
+
+
+@pytest.mark.parametrize("top_p, min_p, dev, want", [
+    (1.0, 0.05, False, "m"),    # min_p alone: the MINP kernel
+    (0.9, 0.05, False, "hs"),   # a HIST row: the histogram and select kernels
+    (1.0, 0.05, True, "hs"),    # device parameter arrays: every row decides on the device
+    (1.0, 0.0, False, ""),      # temperature alone: neither
+])
+def test_min_p_alone_takes_the_minp_kernel(top_p, min_p, dev, want):
+    # the MINP kernel serves a route only where its histogram-path rows are all MINP (then the
+    # histogram kernel's HIST code, shared memory and registers are not needed); same operands
+    from rocsample import sampling_router as R
+
+    plan = _plan(64, 151936)
+    rows = plan.n_rows
+    host = R.Host(np.full(rows, 0.8, np.float32), None if dev else np.zeros(rows, np.int64),
+                  np.full(rows, top_p, np.float32), np.full(rows, min_p, np.float32))
+    route = R.route(plan, host)
+    got = [k for k, _g, _b, _a in fake_launches(plan, route) if k in "hms"]
+    assert "".join(got) == want, route
+    args = {k: a for k, _g, _b, a in fake_launches(plan, R.Route(hist=True))
+            + fake_launches(plan, R.Route(hist=True, select=True))}
+    assert args["m"] == args["h"]
 
 
 def _plan(rows, vocab):

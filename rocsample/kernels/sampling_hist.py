@@ -105,6 +105,8 @@ _RBITS = 8
 #: last block needs more registers than the stream, and uncapped it sets the occupancy of both.
 HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
+#: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
+MINP_MAX_REGISTERS = 32
 #: Loads in flight per thread in the streaming passes (the nucleus pass: its own).
 _UNROLL = 4
 _NUC_UNROLL = 8
@@ -649,6 +651,43 @@ def make(cuda, load, h, f):
         return nl[0]
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def minp_row(x, row, lo, hi, tid, bs, inv_t, vllm, thr, sd, ps, pi, split, nsplit, ctr, sm,
+                 flag, lp, sf, tokens, logprobs, status, si):
+        # A MINP row's split [lo, hi) (every thread of the block): every token passing min-p
+        # survives, so the draw is the best score over them, now; the row's last block writes
+        # the token. A round marks its survivors first and draws them after, one call site of
+        # the draw (a survivor's logit read again, from cache): the draw inlined in each slot
+        # of the unrolled round held 76 registers a thread for a stream that rarely draws.
+        # The test float64(f) >= thr of a float32 filter value f, in float32 and exactly: f >=
+        # t32, the least float32 at or above thr (NaN: nothing passes either way).
+        t32 = np.float32(thr)
+        if np.float64(t32) < thr:
+            t32 = key_value(order_key(t32) + _I64_1)
+        bsw = np.int64(bs)
+        best = _I64_M1
+        i = lo + np.int64(tid)
+        vals = cuda.local.array(_UNROLL, np.float32)
+        while i < hi:
+            load_round(x, row, i, hi, bsw, vals)
+            hit = np.int32(0)
+            for u in range(_UNROLL):
+                v = vals[u]
+                if is_finite(v) and filt(v, inv_t, vllm) >= t32:
+                    hit |= np.int32(1) << np.int32(u)
+            j = i
+            while hit != np.int32(0):
+                if hit & np.int32(1):
+                    c = score_comp(load(x, row, j), inv_t, sd, ps, j)
+                    if c > best:
+                        best = c
+                hit >>= np.int32(1)
+                j += bsw
+            i += bsw * np.int64(_UNROLL)
+        last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
+        if last and tid == 0:
+            write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si, sf,
                  hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split, tid, bs, nsplit,
                  lo, hi, shc, shm, sm, sq, th, sm_r, flag):
@@ -664,22 +703,8 @@ def make(cuda, load, h, f):
         ps = pos[row]
         bsw = np.int64(bs)
         if mode == F.MODE_MINP:
-            # every token passing min-p survives: the draw, now
-            best = _I64_M1
-            i = lo + np.int64(tid)
-            vals = cuda.local.array(_UNROLL, np.float32)
-            while i < hi:
-                load_round(x, row, i, hi, bsw, vals)
-                for u in range(_UNROLL):
-                    v = vals[u]
-                    if is_finite(v) and np.float64(filt(v, inv_t, is_vllm)) >= thr:
-                        c = score_comp(v, inv_t, sd, ps, i + np.int64(u) * bsw)
-                        if c > best:
-                            best = c
-                i += bsw * np.int64(_UNROLL)
-            last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
-            if last and tid == 0:
-                write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+            minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, sd, ps, pi, split, nsplit,
+                     ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
             return
         # ---- HIST ------------------------------------------------------------------------
         need_p = p < _F32_1
@@ -859,6 +884,24 @@ def make(cuda, load, h, f):
                          tid, bs, nsplit, lo, hi, shc, shm, sm, sq, th, sm_r, flag)
                 cuda.syncthreads()
             base += np.int64(bs) * R
+
+    @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "minp", MINP_MAX_REGISTERS))
+    def _sample_minp_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
+                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+        # The histogram kernel of a route whose histogram-path rows are all MINP (host values:
+        # ``sampling_router``), with its arguments: the MINP draw alone (minp_row, as the
+        # histogram kernel runs it), without the HIST rows' shared memory and registers, which
+        # there hold 4 blocks of 256 threads an SM for a stream that needs neither. Grid
+        # splits x rows, a block a (split, row); other rows leave at once.
+        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        sm = cuda.shared.array(_MAX_BLOCK, np.int64)
+        flag = cuda.shared.array(1, np.int32)
+        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, vllm != 0,
+                                                          si, row, n, kcap)
+        if mode != F.MODE_MINP or si[row, F.HS_DONE] != 0:
+            return
+        minp_row(x, row, lo, hi, tid, bs, inv_t, vllm != 0, thr, seed[row], pos[row], pi,
+                 split, nsplit, ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def select_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, kcap, pi, si, sf, hc, hm,
@@ -1098,5 +1141,6 @@ def make(cuda, load, h, f):
                 si[row, F.HS_DONE] = 1
 
     return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
+                           _sample_minp_kernel=_sample_minp_kernel,
                            _sample_select_kernel=_sample_select_kernel,
                            _sample_nucleus_kernel=_sample_nucleus_kernel)

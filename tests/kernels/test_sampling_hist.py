@@ -108,6 +108,38 @@ def test_top_k_cut_inside_a_bin_sets_the_top_p_mass(backend, shape, rng, kmax, o
         compare(backend, lg, tok, lp, seed=seed, position=pos, order=order, **params)
 
 
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+@pytest.mark.parametrize("mp", [0.3, 0.35, 0.05])  # (float32(thr) below, above, below thr)
+def test_min_p_threshold_between_two_float32_logits(backend, shape, rng, kmax, order, mp):
+    # min_p keeps a token when float64(its filter value) >= max + log(min_p) (SPEC §2). Every
+    # token but the maximum (0.0) sits on one of the two float32 values either side of that
+    # threshold, neither within the reference's rounding margin of it: those below never
+    # survive, those above do. A float32 threshold rounded the wrong way lets the lower ones in
+    # (or keeps the upper ones out); min_p alone takes the MINP kernel.
+    rows, vocab = shape["rows"], shape["vocab"]
+    from rocsample.reference.sampling import minp_threshold
+
+    thr = minp_threshold(0.0, mp)  # (min_p as the float32 the kernels read)
+    t = np.float32(thr)
+    if float(t) < thr:
+        below, above = t, np.nextafter(t, np.float32(np.inf))
+    else:
+        above, below = t, np.nextafter(t, np.float32(-np.inf))
+    assert thr - float(below) > 1e-12 and float(above) - thr > 1e-12
+    lg = np.full((rows, vocab), below, np.float32)
+    for r in range(rows):
+        idx = rng.permutation(vocab)
+        lg[r, idx[0]] = 0.0
+        lg[r, idx[1:1 + (vocab - 1) // 2]] = above
+    params = dict(temperature=1.0, min_p=mp, order=order)
+    for pos in range(3):
+        seed = rng.integers(0, 2**63, rows)
+        tok, lp = _run(shape, lg, seed=seed, position=pos, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=pos, **params)
+        t_ = host(backend, tok)
+        assert (lg[np.arange(rows), t_] != below).all()
+
+
 def test_split_counts_never_change_tokens(backend, shape, rng, kmax):
     rows, vocab = (2, 60) if backend.name == "sim" else (4, 151936)
     lg = np.round(rng.normal(size=(rows, vocab)) * 4).astype(np.float32) / 4
