@@ -16,6 +16,29 @@ import os
 import pytest
 
 
+def pytest_benchmark_generate_machine_info(config):
+    """pytest-benchmark's machine info without py-cpuinfo, which runs a Python subprocess that
+    took past a 60 s limit on the lent H200 once (its run's results were lost with it): the
+    same fields, the CPU as the platform and /proc/cpuinfo name it."""
+    import platform
+
+    cpu = {"arch": platform.machine(), "count": os.cpu_count(), "brand_raw": platform.processor()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu["brand_raw"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"node": platform.node(), "processor": platform.processor(),
+            "machine": platform.machine(), "python_compiler": platform.python_compiler(),
+            "python_implementation": platform.python_implementation(),
+            "python_implementation_version": platform.python_version(),
+            "python_version": platform.python_version(), "python_build": platform.python_build(),
+            "release": platform.release(), "system": platform.system(), "cpu": cpu}
+
+
 def pytest_addoption(parser):
     parser.addoption("--backend", default=os.environ.get("ROCSAMPLE_BACKEND", ""),
                      help="backend to benchmark (default: auto)")
