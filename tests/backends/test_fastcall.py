@@ -13,7 +13,6 @@ ROCSAMPLE_REQUIRE_FASTCALL=1, so a missing build fails there instead of skipping
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 
 import numpy as np
@@ -28,18 +27,7 @@ sr = importlib.import_module("rocsample.set_rows")
 CHAIN = dict(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05)
 ROWS, VOCAB = 4, 4096
 
-try:
-    from rocsample import _fastcall
-except ImportError:  # pragma: no cover - make test requires it
-    _fastcall = None
-    if os.environ.get("ROCSAMPLE_REQUIRE_FASTCALL") == "1":
-        raise
-
-pytestmark = [
-    pytest.mark.skipif(fakegpu.driver_library() is None,
-                       reason="no C compiler for the no-op driver"),
-    pytest.mark.skipif(_fastcall is None, reason="rocsample._fastcall not built (pip install -e .)"),
-]
+_fastcall, pytestmark = fakegpu.fastcall()
 
 
 @pytest.fixture

@@ -661,6 +661,26 @@ def install(*, torch: bool = True, n_devices: int = 1) -> FakeGpu:
     return FakeGpu(be, t, lib, prev)
 
 
+def fastcall():
+    """``(rocsample._fastcall or None, the pytest marks of a module testing the C path over this
+    fake)``: the module is None where the extension is not built, an ImportError where
+    ROCSAMPLE_REQUIRE_FASTCALL=1 (``make test``, which builds it); the marks skip without a C
+    compiler for the no-op driver or without the extension."""
+    import pytest
+
+    try:
+        from rocsample import _fastcall
+    except ImportError:  # pragma: no cover - make test requires it
+        if os.environ.get("ROCSAMPLE_REQUIRE_FASTCALL") == "1":
+            raise
+        _fastcall = None
+    return _fastcall, [
+        pytest.mark.skipif(driver_library() is None, reason="no C compiler for the no-op driver"),
+        pytest.mark.skipif(_fastcall is None,
+                           reason="rocsample._fastcall not built (pip install -e .)"),
+    ]
+
+
 def installed(monkeypatch):
     """The body of a test module's ``fg`` fixture (``yield from fakegpu.installed(monkeypatch)``):
     the fake installed for one test, with set_rows' module binder and interop's set of durable

@@ -15,7 +15,6 @@ no-op driver) on every backend option.
 from __future__ import annotations
 
 import importlib
-import os
 
 import pytest
 
@@ -25,18 +24,7 @@ from tests import fakegpu
 
 sr = importlib.import_module("rocsample.set_rows")
 
-try:
-    from rocsample import _fastcall
-except ImportError:  # pragma: no cover - make test requires it
-    _fastcall = None
-    if os.environ.get("ROCSAMPLE_REQUIRE_FASTCALL") == "1":
-        raise
-
-pytestmark = [
-    pytest.mark.skipif(fakegpu.driver_library() is None,
-                       reason="no C compiler for the no-op driver"),
-    pytest.mark.skipif(_fastcall is None, reason="rocsample._fastcall not built (pip install -e .)"),
-]
+_fastcall, pytestmark = fakegpu.fastcall()
 
 STREAMS = (0x7E000, 0, 0x7E100)  # a side stream, the legacy default stream, another side stream
 
