@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On the lent H200, the eleventh session's last call (about 150 s): the host figures (issue #17)
-# on the final tree, first thing on a fresh machine, and the decode loop with FlashInfer 0.7.4
-# (carried in .peers/fi074) beside PyTorch's pipeline. Carry .whl and .peers.
+# On the lent H200 (about 150 s): the host figures (issue #17) first thing on a fresh machine,
+# and the decode loop with FlashInfer 0.7.4 (carried in .peers/fi074) beside PyTorch's pipeline.
+# Carry .whl and .peers. Written for the eleventh session's last call, which was refused (no
+# device time left): not yet run.
 # Output: $OUT/host-perf.json, host-perf-summary.txt, decode.json, decode.md
 source tools/gpu/env.sh
 use_flashinfer fi074
