@@ -87,7 +87,11 @@ def cases(fg):
         next(it), seed=seed, position=pos, check=False, **CHAIN)
     out["one-off sample same 64x151936"] = lambda: rocsample.sample(
         x, seed=seed, position=pos, check=False, **CHAIN)
+    it_new, _ = views(64, VOCAB, _NEW_BUFFERS)
+    out["one-off sample new 64x151936"] = lambda: rocsample.sample(
+        next(it_new), seed=seed, position=pos, check=False, **CHAIN)
     out["one-off argmax fresh 64x151936"] = lambda: rocsample.argmax(next(it), check=False)
+    out["one-off argmax new 64x151936"] = lambda: rocsample.argmax(next(it_new), check=False)
     out["one-off argmax same 64x151936"] = lambda: rocsample.argmax(x, check=False)
 
     idx = torch.zeros(1, dtype=torch.int64)
