@@ -11,6 +11,7 @@ import pytest
 import rocsample.sampling as rs
 from rocsample import sampling_router as router
 from rocsample.kernels import sampling_hist as KH
+from rocsample.reference.sampling import minp_threshold
 from tests.kernels.test_sampling import (
     _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
@@ -117,8 +118,6 @@ def test_min_p_threshold_between_two_float32_logits(backend, shape, rng, kmax, o
     # survive, those above do. A float32 threshold rounded the wrong way lets the lower ones in
     # (or keeps the upper ones out); min_p alone takes the MINP kernel.
     rows, vocab = shape["rows"], shape["vocab"]
-    from rocsample.reference.sampling import minp_threshold
-
     thr = minp_threshold(0.0, mp)  # (min_p as the float32 the kernels read)
     t = np.float32(thr)
     if float(t) < thr:
