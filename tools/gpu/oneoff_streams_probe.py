@@ -1,0 +1,109 @@
+"""Where a one-off call's host time goes (issue #17): torch's legacy default stream against a
+side stream, the same logits against a new address every call.
+
+bench/test_host_overhead.py's one-off ``sample`` (the chain at 64 x 151936) took 17.5-29.0 us on
+the legacy default stream and 25.8-37.4 on a side stream in the eleventh session's run on
+ae301d7, where ``argmax`` took the same on both (15.9-24.9); on 47c7b30 the two streams' figures
+were equal (19.1-32.1). This times the four cases per (stream, op) as the benchmark does (a spin
+kernel queued ahead of each call, 200 timed rounds, the median; "new": 24 buffers in turn, three
+times the graphs a bound call keeps, so every call re-points a graph), PASSES times over in one
+process, then profiles ``sample``'s calls (cProfile, each call alone: the functions by own time
+a call, in us) on both streams, same and new.
+
+    python3 tools/gpu/oneoff_streams_probe.py [PASSES]     # about 10 s a pass with a warm cache
+"""
+
+from __future__ import annotations
+
+import cProfile
+import itertools
+import pstats
+import statistics
+import sys
+import time
+
+CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
+ROWS, VOCAB = 64, 151936
+ROUNDS, WARM, BUSY_CYCLES = 200, 20, 200_000  # as bench/test_host_overhead.py
+BUFFERS = {"same": 1, "fresh": 8, "new": 24}
+
+
+def make_fn(torch, rocsample, op, kind):
+    seed = torch.arange(ROWS, dtype=torch.int64, device="cuda")
+    pos = torch.zeros(ROWS, dtype=torch.int64, device="cuda")
+    n = BUFFERS[kind]
+    bufs = [torch.randn(ROWS, 2, VOCAB, device="cuda") for _ in range(n)]
+    views = itertools.cycle([bufs[i % n][:, -1, :] for i in range(4 * ROUNDS)])
+    x = bufs[0][:, -1, :]
+
+    def fn():
+        v = x if kind == "same" else next(views)
+        if op == "argmax":
+            return rocsample.argmax(v, check=False)
+        return rocsample.sample(v, seed=seed, position=pos, check=False, **CHAIN)
+    return fn
+
+
+def timed(torch, fn, prof=None):
+    for _ in range(3 + WARM):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(ROUNDS):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(BUSY_CYCLES)
+        if prof is not None:
+            prof.enable()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if prof is not None:
+            prof.disable()
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e6
+
+
+def on(torch, stream, body):
+    if stream == "side":
+        with torch.cuda.stream(torch.cuda.Stream()):
+            return body()
+    return body()
+
+
+def main() -> int:
+    import torch
+
+    import rocsample
+
+    try:
+        from rocsample._fastcall import served
+    except ImportError:
+        served = None
+    passes = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    rocsample.use_backend("cuda")
+    t_start = time.perf_counter()
+    for p in range(1, passes + 1):
+        for stream in ("default", "side"):
+            for op in ("sample", "argmax"):
+                for kind in ("same", "fresh", "new"):
+                    n0 = served() if served else 0
+                    us = on(torch, stream, lambda: timed(torch, make_fn(torch, rocsample, op, kind)))
+                    c = served() - n0 if served else None
+                    print(f"pass {p} at {time.perf_counter() - t_start:5.1f} s  {op:6s} {kind:5s} "
+                          f"{stream:7s} stream  {us:6.1f} us  C served {c}", flush=True)
+    for stream in ("default", "side"):
+        for kind in ("same", "new"):
+            prof = cProfile.Profile()
+            us = on(torch, stream, lambda: timed(torch, make_fn(torch, rocsample, "sample", kind), prof))
+            st = pstats.Stats(prof)
+            rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:14]
+            print(f"\n== profile: sample {kind} on the {stream} stream ({us:.1f} us a call profiled)")
+            for (file, line, name), (cc, nc, tt, ct, _callers) in rows:
+                where = f"{file.rsplit('/', 2)[-1] if '/' in file else file}:{line}"
+                print(f"  {tt / ROUNDS * 1e6:7.2f} us own {ct / ROUNDS * 1e6:7.2f} us cum "
+                      f"{nc / ROUNDS:5.1f} calls  {name} ({where})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
