@@ -27,10 +27,12 @@
 
 typedef int (*probe_fn)(void *stream, int *status);
 typedef int (*launch_fn)(void *exec, void *stream);
+typedef int (*setp_fn)(void *exec, void *node, const void *params);
 
 static PyObject *s_get_device, *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_acquire,
     *s_release, *s_lock, *s_probe, *s_pool, *s_leases, *s_gx, *s_gptrs, *s_run, *s_native,
-    *s_deferred, *s_retired, *s_numba_held, *s_entries, *s_alloc, *s_torch, *s_execs, *s_current;
+    *s_deferred, *s_retired, *s_numba_held, *s_entries, *s_alloc, *s_torch, *s_execs, *s_current,
+    *s_cap, *s_gmake, *s_nlive, *s_ptrs, *s_points;
 static unsigned long long served = 0;
 
 /* entry layout (Sampler._fast_entry) */
@@ -293,9 +295,163 @@ static int graph_launch(PyObject *gx)
     return err != 0 ? -1 : 0;
 }
 
+/* an unsigned long long in a Python int equal to q (0 for anything else, no error set) */
+static int long_is(PyObject *v, unsigned long long q)
+{
+    if (!PyLong_CheckExact(v))
+        return 0;
+    unsigned long long a = PyLong_AsUnsignedLongLongMask(v);
+    if (a == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return a == q;
+}
+
+/* BoundCall._exec_for's re-point for addresses no graph holds, once the bound call's graph
+ * table is full (or makes no more graphs): the cells written with the addresses (BoundCall._point,
+ * by BoundCall._nlive's cell addresses), the oldest graph taken from the table and put back under
+ * these addresses, the nodes of the launches that address a moved slot re-pointed
+ * (NodeGraph.points: the driver's kernel-node update), then that graph launched as run() does.
+ * ``l``: the slot addresses as run() takes them. 1 done, 0 not this case (Python's run() does it;
+ * nothing changed), -1 error */
+static int native_repoint(PyObject *hit, PyObject *l, const unsigned long long *p,
+                          const int *present, int n)
+{
+    int rc = 0;
+    PyObject *execs = NULL, *cap = NULL, *gmake = NULL, *nl = NULL, *cur = NULL, *pts = NULL;
+    PyObject *okey = NULL, *gx = NULL, *key = NULL;
+    execs = PyObject_GetAttr(hit, s_execs);
+    cap = execs == NULL ? NULL : PyObject_GetAttr(hit, s_cap);
+    gmake = cap == NULL ? NULL : PyObject_GetAttr(hit, s_gmake);
+    nl = gmake == NULL ? NULL : PyObject_GetAttr(hit, s_nlive);
+    cur = nl == NULL ? NULL : PyObject_GetAttr(hit, s_ptrs);
+    if (cur == NULL) {
+        rc = -1;
+        goto done;
+    }
+    if (!PyDict_CheckExact(execs) || PyDict_GET_SIZE(execs) == 0 || !PyLong_CheckExact(cap)
+        || !PyTuple_CheckExact(nl) || !PyTuple_CheckExact(cur) || PyTuple_GET_SIZE(cur) != n)
+        goto done;
+    if (gmake != Py_None && PyDict_GET_SIZE(execs) < PyLong_AsSsize_t(cap))
+        goto done;  /* (room for a graph of their own: Python makes it) */
+    if (PyErr_Occurred()) {
+        rc = -1;
+        goto done;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *k0, *g0;
+    if (!PyDict_Next(execs, &pos, &k0, &g0) || !PyTuple_CheckExact(k0) || PyTuple_GET_SIZE(k0) != n)
+        goto done;
+    okey = Py_NewRef(k0);
+    gx = Py_NewRef(g0);
+    pts = PyObject_GetAttr(gx, s_points);
+    if (pts == NULL) {
+        PyErr_Clear();
+        goto done;
+    }
+    /* every item checked before anything is written */
+    Py_ssize_t nlive = PyTuple_GET_SIZE(nl), npts = PyTuple_CheckExact(pts) ? PyTuple_GET_SIZE(pts) : 0;
+    for (Py_ssize_t j = 0; j < nlive; j++) {
+        PyObject *it = PyTuple_GET_ITEM(nl, j);
+        if (!PyTuple_CheckExact(it) || PyTuple_GET_SIZE(it) != 3
+            || !PyTuple_CheckExact(PyTuple_GET_ITEM(it, 1)))
+            goto done;
+        long i = PyLong_AsLong(PyTuple_GET_ITEM(it, 0));
+        unsigned long long m = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(it, 2));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            goto done;
+        }
+        if (i < 0 || i >= n || !present[i] || (m >> (npts < 64 ? npts : 63)) != 0)
+            goto done;
+        PyObject *sites = PyTuple_GET_ITEM(it, 1);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(sites); k++) {
+            PyObject *st = PyTuple_GET_ITEM(sites, k);
+            if (!PyTuple_CheckExact(st) || PyTuple_GET_SIZE(st) != 2
+                || !PyLong_CheckExact(PyTuple_GET_ITEM(st, 0))
+                || !PyLong_CheckExact(PyTuple_GET_ITEM(st, 1)))
+                goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < npts; k++) {
+        PyObject *q = PyTuple_GET_ITEM(pts, k);
+        if (!PyTuple_CheckExact(q) || PyTuple_GET_SIZE(q) != 4)
+            goto done;
+    }
+    key = PyList_CheckExact(l) ? PyList_AsTuple(l) : Py_NewRef(l);
+    if (key == NULL) {
+        rc = -1;
+        goto done;
+    }
+    /* BoundCall._point(key): the cells of the slots that moved */
+    unsigned long long dirty = 0;
+    for (Py_ssize_t j = 0; j < nlive; j++) {
+        PyObject *it = PyTuple_GET_ITEM(nl, j);
+        long i = PyLong_AsLong(PyTuple_GET_ITEM(it, 0));
+        if (!long_is(PyTuple_GET_ITEM(okey, i), p[i]))
+            dirty |= PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(it, 2));
+        if (long_is(PyTuple_GET_ITEM(cur, i), p[i]))
+            continue;
+        PyObject *sites = PyTuple_GET_ITEM(it, 1);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(sites); k++) {
+            PyObject *st = PyTuple_GET_ITEM(sites, k);
+            int64_t *cell = (int64_t *)PyLong_AsVoidPtr(PyTuple_GET_ITEM(st, 0));
+            long long off = PyLong_AsLongLong(PyTuple_GET_ITEM(st, 1));
+            if (PyErr_Occurred()) {
+                rc = -1;
+                goto done;
+            }
+            *cell = (int64_t)(p[i] + (unsigned long long)off);
+        }
+    }
+    if (PyObject_SetAttr(hit, s_ptrs, key) < 0) {
+        rc = -1;
+        goto done;
+    }
+    /* the oldest graph, now under these addresses (the newest entry of the table) */
+    if (PyDict_DelItem(execs, okey) < 0 || PyDict_SetItem(execs, key, gx) < 0) {
+        rc = -1;
+        goto done;
+    }
+    for (Py_ssize_t k = 0; dirty != 0 && k < npts; k++, dirty >>= 1) {
+        if (!(dirty & 1))
+            continue;
+        PyObject *q = PyTuple_GET_ITEM(pts, k);
+        void *fn = PyLong_AsVoidPtr(PyTuple_GET_ITEM(q, 0));
+        void *ex = PyLong_AsVoidPtr(PyTuple_GET_ITEM(q, 1));
+        void *node = PyLong_AsVoidPtr(PyTuple_GET_ITEM(q, 2));
+        void *par = PyLong_AsVoidPtr(PyTuple_GET_ITEM(q, 3));
+        if (PyErr_Occurred()) {
+            rc = -1;
+            goto done;
+        }
+        int err;
+        Py_BEGIN_ALLOW_THREADS
+        err = ((setp_fn)fn)(ex, node, par);
+        Py_END_ALLOW_THREADS
+        if (err != 0) {
+            PyErr_Format(PyExc_RuntimeError, "rocsample._fastcall: a graph node's update failed: "
+                         "error %d", err);
+            rc = -1;
+            goto done;
+        }
+    }
+    if (PyObject_SetAttr(hit, s_gx, gx) < 0 || PyObject_SetAttr(hit, s_gptrs, l) < 0) {
+        rc = -1;
+        goto done;
+    }
+    rc = graph_launch(gx) < 0 ? -1 : 1;
+done:
+    Py_XDECREF(execs); Py_XDECREF(cap); Py_XDECREF(gmake); Py_XDECREF(nl); Py_XDECREF(cur);
+    Py_XDECREF(pts); Py_XDECREF(okey); Py_XDECREF(gx); Py_XDECREF(key);
+    return rc;
+}
+
 /* BoundCall.run(ptrs) for a call whose stream is not capturing, the stream lock held: the last
  * graph's addresses again, or another graph holding these addresses (then the last one, as
- * run() records it); else run() itself (a new graph, re-pointed nodes, launch by launch).
+ * run() records it), or the oldest graph re-pointed once the table is full (native_repoint);
+ * else run() itself (a new graph, launch by launch).
  * 0 done, -1 error */
 static int hit_run(PyObject *hit, const unsigned long long *p, const int *present, int n,
                    int as_tuple)
@@ -349,6 +505,11 @@ static int hit_run(PyObject *hit, const unsigned long long *p, const int *presen
         }
     }
     Py_DECREF(execs);
+    int nr = native_repoint(hit, l, p, present, n);
+    if (nr != 0) {
+        Py_DECREF(l);
+        return nr < 0 ? -1 : 0;
+    }
     PyObject *r = PyObject_CallMethodOneArg(hit, s_run, l);
     Py_DECREF(l);
     if (r == NULL)
@@ -742,6 +903,8 @@ PyMODINIT_FUNC PyInit__fastcall(void)
         {&s_native, "native"}, {&s_deferred, "_deferred"}, {&s_retired, "_retired"},
         {&s_numba_held, "_numba_held"}, {&s_entries, "_entries"}, {&s_alloc, "alloc"},
         {&s_torch, "torch"}, {&s_execs, "_execs"}, {&s_current, "_current"},
+        {&s_cap, "_cap"}, {&s_gmake, "_gmake"}, {&s_nlive, "_nlive"}, {&s_ptrs, "ptrs"},
+        {&s_points, "points"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         *names[i].p = PyUnicode_InternFromString(names[i].s);

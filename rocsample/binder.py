@@ -31,6 +31,7 @@ invalidated capture).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -86,7 +87,7 @@ class BoundCall:
     """
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
-                 "_probe", "_pool", "_leases", "_live", "_native", "_gmake", "_gx", "_gptrs",
+                 "_probe", "_pool", "_leases", "_live", "_nlive", "_native", "_gmake", "_gx", "_gptrs",
                  "_execs", "_cap", "_fork")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
@@ -98,6 +99,9 @@ class BoundCall:
         # launch addresses
         self._live = tuple((i, tuple(s), masks[i] if masks else 0)
                            for i, s in enumerate(sites) if s)
+        # the same with each cell as its address (ctypes cells: rocsample._fastcall writes them
+        # itself when it re-points a graph for a new address), or None
+        self._nlive = _cell_addresses(self._live)
         # every launch a driver call made here (GpuBackend.bind's ``native``), or None
         nat = [getattr(b, "native", None) for b in keep]
         self._native = tuple(n[:3] for n in nat) if nat and None not in nat else None
@@ -220,6 +224,16 @@ class BoundCall:
             k += 1
         execs[key] = gx
         return gx
+
+
+def _cell_addresses(live):
+    """``BoundCall._live`` with each cell as its address, or None where a cell is no ctypes
+    object (a backend whose launches are not packed by ctypes)."""
+    try:
+        return tuple((i, tuple((ctypes.addressof(c), off) for c, off in s), m)
+                     for i, s, m in live)
+    except TypeError:
+        return None
 
 
 def gaps(call: BoundCall, first: int, others) -> tuple:

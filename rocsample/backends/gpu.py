@@ -426,7 +426,7 @@ class NodeGraph:
     """
 
     __slots__ = ("_be", "_device", "_calls", "_graph", "_exec", "_nodes", "_params", "_refs",
-                 "launch", "native", "__weakref__")
+                 "launch", "native", "points", "__weakref__")
 
     def __init__(self, be, device, calls, graph_launch, graph, ex, nodes, params, stream) -> None:
         self._be = be
@@ -441,6 +441,11 @@ class NodeGraph:
         setp = vendor.unconverted(calls[3])
         sym = vendor.native[2]
         self._refs = tuple((setp, ex, n, ctypes.byref(p)) for n, p in zip(nodes, params))
+        # what repoint(k) calls, as integers per launch k: (the update's address, the exec, node
+        # k, its parameters' address), for rocsample._fastcall, which re-points nodes itself
+        sa = ctypes.cast(setp, ctypes.c_void_p).value
+        self.points = tuple((sa, ex.value or 0, n.value or 0, ctypes.addressof(p))
+                            for n, p in zip(nodes, params))
 
         def launch(_a=(ex, stream)):
             err = gl(*_a)

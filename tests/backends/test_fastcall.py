@@ -100,6 +100,54 @@ def test_c_serves_what_python_serves_with_the_same_launches(fg, variant, monkeyp
             assert [t.data_ptr() for t in got] == [t.data_ptr() for t in want]
 
 
+@pytest.mark.parametrize("op", ["Sampler", "one-off sample"])
+def test_a_new_address_past_the_graphs_is_re_pointed_in_c(fg, op, monkeypatch):
+    # once a bound call holds its eight graphs, a new logits address re-points the oldest
+    # graph's nodes of the launches reading the logits (both the chain's kernels), in C: the
+    # launches and outputs Python's BoundCall.run makes, without calling it
+    from rocsample.binder import _EXECS, BoundCall
+
+    torch, plan, seed, pos, bufs = _setup(fg, 0x7B080, n_views=_EXECS + 6)
+    kw = dict(seed=seed, position=pos, check=False, **CHAIN)
+    if op == "Sampler":
+        call = plan
+    else:
+        monkeypatch.setattr(S, "_TORCH_PLANS", {})
+
+        def call(x, **kw):
+            return rocsample.sample(x, **kw)
+    for b in bufs[:_EXECS + 2]:  # checked, bound, then a graph for each of eight addresses
+        call(b[:, -1, :], **kw)
+    hit = next(iter((S._TORCH_PLANS[next(iter(S._TORCH_PLANS))] if op != "Sampler" else plan)
+                    ._binder._table.values()))
+    assert len(hit._execs) == _EXECS and hit._nlive is not None
+    runs = []
+    real_run = BoundCall.run
+    monkeypatch.setattr(BoundCall, "run", lambda self, *a, **k: runs.append(1) or real_run(self, *a, **k))
+    for b in bufs[_EXECS + 2:] + bufs[:2]:  # new to the graphs (the first two: long gone)
+        x = b[:, -1, :]
+        s0, l0, g0, p0 = _served(), fg.count("logged"), fg.count("graph"), fg.count("setparams")
+        i0 = fg.count("instantiate")
+        got = call(x, **kw)
+        assert _served() - s0 == 1 and fg.count("graph") - g0 == 1 and runs == []
+        assert fg.count("setparams") - p0 == 2 and fg.count("instantiate") == i0
+        in_c = _launches(fg, l0)
+        assert [lp[4] for lp in in_c] == [x.data_ptr()] * 2  # both kernels read these logits
+        assert len(hit._execs) == _EXECS and list(hit._execs)[-1][0] == x.data_ptr()
+        assert hit._gx is hit._execs[list(hit._execs)[-1]]
+        monkeypatch.setattr(S, "_FAST", None)  # the same call in Python: the same launches
+        l1 = fg.count("logged")
+        want = call(x, **kw)
+        monkeypatch.setattr(S, "_FAST", _fastcall.repeat)
+        assert len(runs) == 1
+        runs.clear()
+        if op == "Sampler":
+            assert in_c == _launches(fg, l1)
+            assert [t.data_ptr() for t in got] == [t.data_ptr() for t in want]
+        else:  # (new outputs each call: compared relative to each call's block)
+            assert _masked(in_c, got[0].data_ptr()) == _masked(_launches(fg, l1), want[0].data_ptr())
+
+
 @pytest.mark.parametrize("change", ["out", "numba logits", "advancing int position"])
 def test_other_argument_kinds_are_left_to_python(fg, change):
     torch, plan, x, kw, bufs = _warmed(fg)
