@@ -87,18 +87,19 @@ def main() -> int:
             for op in ("sample", "argmax"):
                 for kind in ("same", "fresh", "new"):
                     n0 = served() if served else 0
-                    us = on(torch, stream, lambda: timed(torch, make_fn(torch, rocsample, op, kind)))
+                    us = on(torch, stream, lambda o=op, k=kind: timed(torch, make_fn(torch, rocsample, o, k)))
                     c = served() - n0 if served else None
                     print(f"pass {p} at {time.perf_counter() - t_start:5.1f} s  {op:6s} {kind:5s} "
                           f"{stream:7s} stream  {us:6.1f} us  C served {c}", flush=True)
     for stream in ("default", "side"):
         for kind in ("same", "new"):
             prof = cProfile.Profile()
-            us = on(torch, stream, lambda: timed(torch, make_fn(torch, rocsample, "sample", kind), prof))
+            us = on(torch, stream, lambda k=kind, pr=prof: timed(
+                torch, make_fn(torch, rocsample, "sample", k), pr))
             st = pstats.Stats(prof)
             rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:14]
             print(f"\n== profile: sample {kind} on the {stream} stream ({us:.1f} us a call profiled)")
-            for (file, line, name), (cc, nc, tt, ct, _callers) in rows:
+            for (file, line, name), (_cc, nc, tt, ct, _callers) in rows:
                 where = f"{file.rsplit('/', 2)[-1] if '/' in file else file}:{line}"
                 print(f"  {tt / ROUNDS * 1e6:7.2f} us own {ct / ROUNDS * 1e6:7.2f} us cum "
                       f"{nc / ROUNDS:5.1f} calls  {name} ({where})")
