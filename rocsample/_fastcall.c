@@ -24,6 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef int (*probe_fn)(void *stream, int *status);
 typedef int (*launch_fn)(void *exec, void *stream);
@@ -34,6 +35,20 @@ static PyObject *s_get_device, *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_ac
     *s_deferred, *s_retired, *s_numba_held, *s_entries, *s_alloc, *s_torch, *s_execs, *s_current,
     *s_cap, *s_gmake, *s_nlive, *s_ptrs, *s_points;
 static unsigned long long served = 0;
+
+/* timing(on): where a served call's host time goes, off unless asked (two clock reads a part) */
+enum { T_PROBE, T_OUTS, T_UPDATE, T_LAUNCH, T_TOTAL, T_CALLS, T_N };
+static int timing_on = 0;
+static unsigned long long t_acc[T_N];
+
+static inline unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+#define T_START(v) unsigned long long v = timing_on ? now_ns() : 0
+#define T_ADD(part, v) do { if (timing_on) t_acc[part] += now_ns() - (v); } while (0)
 
 /* entry layout (Sampler._fast_entry) */
 enum {
@@ -181,9 +196,11 @@ static int hit_ready(PyObject *hit)
         if (PyErr_Occurred())
             return -1;
         int status = 0, err;
+        T_START(t0);
         Py_BEGIN_ALLOW_THREADS
         err = ((probe_fn)fn)(h, &status);
         Py_END_ALLOW_THREADS
+        T_ADD(T_PROBE, t0);
         idle = err == 0 && status == 0;
     } else {
         Py_XDECREF(nat);
@@ -286,9 +303,11 @@ static int graph_launch(PyObject *gx)
         return -1;
     }
     int err;
+    T_START(t0);
     Py_BEGIN_ALLOW_THREADS
     err = ((launch_fn)fn)(ex, st);
     Py_END_ALLOW_THREADS
+    T_ADD(T_LAUNCH, t0);
     if (err != 0)
         PyErr_Format(PyExc_RuntimeError, "%S failed: error %d", PyTuple_GET_ITEM(nat, 3), err);
     Py_DECREF(nat);
@@ -427,9 +446,11 @@ static int native_repoint(PyObject *hit, PyObject *l, const unsigned long long *
             goto done;
         }
         int err;
+        T_START(t0);
         Py_BEGIN_ALLOW_THREADS
         err = ((setp_fn)fn)(ex, node, par);
         Py_END_ALLOW_THREADS
+        T_ADD(T_UPDATE, t0);
         if (err != 0) {
             PyErr_Format(PyExc_RuntimeError, "rocsample._fastcall: a graph node's update failed: "
                          "error %d", err);
@@ -548,7 +569,9 @@ static int serve(PyObject *hit, unsigned long long *p, const int *present, int n
     int ready = hit_ready(hit);
     int ran = 0;
     if (ready == 1 && outs != NULL) {
+        T_START(t0);
         PyObject *o = PyObject_CallNoArgs(outs);
+        T_ADD(T_OUTS, t0);
         if (o == NULL || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 4
             || !PyTuple_Check(PyTuple_GET_ITEM(o, 3)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(o, 3)) != 3) {
             if (o != NULL)
@@ -677,6 +700,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!any_entry(entries, E_N, E_XTYPE, tx))
         Py_RETURN_NONE;
 
+    T_START(t_call);
     view_t vx = {0}, vs = {0}, vp = {0};
     PyObject *entry = NULL, *result = NULL, *made = NULL;
     PyObject *cur_fn = NULL, *cur_h = NULL;  /* torch's current stream, asked once (same_stream) */
@@ -748,15 +772,26 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     served++;
     int chk = PyObject_IsTrue(args[10]);
     if (chk < 0) { rc = -1; goto done; }
-    if (chk || made != NULL) {
+    if (chk) {
         /* E_FINISH(outputs made or None, check): the result as Python builds it */
         PyObject *fa[2] = {made != NULL ? made : Py_None, args[10]};
         result = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_FINISH), fa, 2, NULL);
+    } else if (made != NULL) {
+        /* (tokens, logprobs, status) with return_logprobs, else (tokens, status): as finish() */
+        int rl = PyObject_IsTrue(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, E_FLAGS), 0));
+        if (rl < 0) { rc = -1; goto done; }
+        result = rl ? PyTuple_Pack(3, PyTuple_GET_ITEM(made, 0), PyTuple_GET_ITEM(made, 1),
+                                   PyTuple_GET_ITEM(made, 2))
+                    : PyTuple_Pack(2, PyTuple_GET_ITEM(made, 0), PyTuple_GET_ITEM(made, 2));
     } else {
         result = Py_NewRef(PyTuple_GET_ITEM(entry, E_RESULT));
     }
     if (result == NULL)
         rc = -1;
+    else if (timing_on) {
+        t_acc[T_TOTAL] += now_ns() - t_call;
+        t_acc[T_CALLS]++;
+    }
 done:
     view_clear(&vx);
     view_clear(&vs);
@@ -878,12 +913,36 @@ static PyObject *served_calls(PyObject *self, PyObject *unused)
     return PyLong_FromUnsignedLongLong(served);
 }
 
+static PyObject *timing(PyObject *self, PyObject *on)
+{
+    (void)self;
+    int t = PyObject_IsTrue(on);
+    if (t < 0)
+        return NULL;
+    const char *names[T_N] = {"probe_ns", "outputs_ns", "node_update_ns", "graph_launch_ns",
+                              "total_ns", "calls"};
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < T_N; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(t_acc[i]);
+        if (v == NULL || PyDict_SetItemString(d, names[i], v) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(v);
+        t_acc[i] = 0;
+    }
+    timing_on = t;
+    return d;
+}
+
 static PyMethodDef methods[] = {
     {"repeat", (PyCFunction)(void (*)(void))repeat, METH_FASTCALL,
      "A Sampler's plain repeated call with torch tensors, or None (see the module's source)."},
     {"set_rows_repeat", (PyCFunction)(void (*)(void))set_rows_repeat, METH_FASTCALL,
      "A repeated unchecked set_rows with torch tensors, or None (see the module's source)."},
     {"served", served_calls, METH_NOARGS, "How many calls repeat() served in this process."},
+    {"timing", timing, METH_O,
+     "timing(on): the host ns repeat()'s served calls spent in their parts (the capture probe, a "
+     "one-off call's outputs, node updates, graph launches, the whole call) since the last "
+     "timing() call, reset; then counts from now on only if ``on`` (off by default)."},
     {NULL, NULL, 0, NULL},
 };
 

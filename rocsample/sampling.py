@@ -164,6 +164,9 @@ class Sampler:
         self._follow = stream is None  # torch / CuPy logits: their framework's current stream
         self._outputs = None
         self._wrapped: dict = {}  # framework -> the outputs viewed in it
+        # (stream handle, device, logprobs or not) -> views for the next one-off calls' torch
+        # outputs (_pooled_outputs)
+        self._opool: dict = {}
         self._param_cache: dict = {}
         self._u64_scalars: dict = {}  # (name, stream handle, int) -> (device copy, address)
         self.stream = be.stream(stream)
@@ -380,7 +383,7 @@ class Sampler:
             if pq is None:
                 pq = self._host_u64("position", position, st)[1]
             if fresh:
-                o = self._outputs_for(T, True, return_logprobs, st)
+                o = self._outputs_for(T, True, return_logprobs, st, True)
             tokens, logprobs, status, optrs = o
             hit.run([p, None, None, None, None, ps, pq, optrs[0] if po is None else po,
                      optrs[1], optrs[2]])
@@ -429,7 +432,7 @@ class Sampler:
                 result = plan_o = None
 
                 def optrs(T=key[11]):  # a one-off call's outputs, made for each call
-                    return ref()._outputs_for(T, True, rl, st)
+                    return ref()._outputs_for(T, True, rl, st, True)
             else:
                 tokens, logprobs, status, optrs = o
                 plan_o = (tokens, logprobs, status)
@@ -589,11 +592,21 @@ class Sampler:
         ptrs[i] = d[1]
         return d[0], keyable
 
-    def _outputs_for(self, fw, fresh, want_lp, st):
+    def _outputs_for(self, fw, fresh, want_lp, st, pooled=False):
         """(tokens, logprobs, status, their addresses) of a call: the plan's buffers (viewed in
-        ``fw``), or for ``fresh`` new arrays of the caller's framework."""
+        ``fw``), or for ``fresh`` new arrays of the caller's framework. ``pooled`` (torch, a
+        repeated one-off call whose stream is not capturing): the next of the views
+        :meth:`_pooled_outputs` made for ``_POOL_CALLS`` calls at once."""
         be = self.backend
         n = self.n_rows
+        if pooled and fresh and fw == _io.TORCH:
+            try:
+                rows, ptr = self._opool[(st.handle, st.device, want_lp)].pop()
+            except (KeyError, IndexError):
+                rows, ptr = self._pooled_outputs(want_lp, st)
+            lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
+            return rows[0], rows[2] if want_lp else self._outputs[1], rows[1], (ptr, lp_ptr,
+                                                                                ptr + 4 * n)
         if not fresh:
             o = self._wrapped.get(fw)
             if o is None:
@@ -628,6 +641,31 @@ class Sampler:
                     else self._outputs[1])
         lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
         return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
+
+    def _pooled_outputs(self, want_lp, st):
+        """One call's new torch outputs (tokens, status and, with ``want_lp``, logprobs as
+        float32) as (rows, address), and ``_POOL_CALLS - 1`` more calls' kept for the next calls
+        on this stream: one ``torch.empty`` and one ``unbind`` serve them all (about 3-8 us of
+        the host's time a one-off call otherwise, PERF_NOTES "Twelfth session"). Each call's
+        rows are its own (no two calls share a byte); the block is freed by torch's allocator
+        once every call's rows are gone. Only for calls whose stream is not capturing (the
+        caller asked ``BoundCall.ready``): a captured call's outputs must come from the
+        capture's own pool."""
+        torch = sys.modules["torch"]
+        n, k = self.n_rows, 3 if want_lp else 2
+        cur = _guard_alloc(self.backend, st, _io.TORCH, "outputs: a one-off call's new output arrays")
+        buf = _io.empty(_io.TORCH, (_POOL_CALLS * k, n), np.int32, st.device, st.handle, cur)
+        rows = buf.unbind(0)
+        if want_lp:
+            rows = [r.view(torch.float32) if j % 3 == 2 else r for j, r in enumerate(rows)]
+        base = buf.data_ptr()
+        calls = [(rows[j * k:(j + 1) * k], base + 4 * n * k * j) for j in range(_POOL_CALLS)]
+        calls.reverse()  # (popped from the end: the block's first rows first)
+        got = calls.pop()
+        if len(self._opool) >= 8:
+            self._opool.clear()
+        self._opool[(st.handle, st.device, want_lp)] = calls
+        return got
 
     def _unbound(self, key, fw, st, logits, temperature, top_k, top_p, min_p, seed, position,
                  return_logprobs, advance_position, check, out, dtype, fresh):
@@ -959,6 +997,9 @@ def _plan_for(be, logits, kx, dtype, stream, order, splits=None, block=None, cap
             _PLANS.pop(next(iter(_PLANS)), None)
     return plan, st
 
+
+#: one-off calls whose torch outputs one allocation serves (Sampler._pooled_outputs)
+_POOL_CALLS = 16
 
 _PLANS: dict = {}
 _PLANS_LOCK = threading.Lock()

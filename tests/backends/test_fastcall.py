@@ -372,6 +372,88 @@ def test_one_off_calls_are_served_in_c_with_new_outputs(fg, op, monkeypatch):
         assert _masked(in_c, tok.data_ptr()) == _masked(py, tok2.data_ptr())
 
 
+def _one_off_warmed(fg, handle, monkeypatch, logprobs=False):
+    monkeypatch.setattr(S, "_TORCH_PLANS", {})
+    torch = fg.torch
+    fg.set_torch_stream(handle)
+    seed = torch.zeros(ROWS, dtype=torch.int64)
+    pos = torch.zeros(ROWS, dtype=torch.int64)
+    x = torch.empty((ROWS, 2, VOCAB))[:, -1, :]
+    kw = dict(seed=seed, position=pos, check=False, return_logprobs=logprobs, **CHAIN)
+    for _ in range(3):  # checked and remembered, bound, served by _torch_repeat
+        rocsample.sample(x, **kw)
+    return torch, x, kw
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_repeated_one_off_outputs_are_each_calls_own_from_a_block_made_for_many(
+        fg, logprobs, monkeypatch):
+    # a repeated one-off call's outputs: the next call's rows of a block torch.empty made for
+    # S._POOL_CALLS calls, never two calls' bytes shared, each call's launches writing its own
+    torch, x, kw = _one_off_warmed(fg, 0x7BC00 + 0x10 * logprobs, monkeypatch, logprobs)
+    made = []
+    empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: made.append(a[0]) or empty(*a, **k))
+    spans = []
+    for n in range(2 * S._POOL_CALLS + 3):
+        s0 = _served()
+        got = rocsample.sample(x, **kw)
+        assert _served() - s0 == 1
+        tok, status = got[0], got[-1]
+        assert status.data_ptr() == tok.data_ptr() + 4 * ROWS
+        if logprobs:
+            assert got[1].dtype == torch.float32 and got[1].data_ptr() == tok.data_ptr() + 8 * ROWS
+        k = 3 if logprobs else 2
+        spans.append((tok.data_ptr(), tok.data_ptr() + 4 * k * ROWS, got))
+        # the graph launched writes this call's outputs
+        (plan,) = S._TORCH_PLANS.values()
+        (hit,) = plan._binder._table.values()
+        assert hit._gptrs[7] == tok.data_ptr() and hit._gptrs[9] == status.data_ptr()
+        assert hit._gptrs[8] == (got[1].data_ptr() if logprobs else plan._out_ptrs[1])
+    spans.sort(key=lambda t: t[0])
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # no byte shared by two calls
+    # one allocation a block of _POOL_CALLS calls, made by the call that finds none left (the
+    # warm-up's last call made the first: 15 calls left, then 2 x 16 for the 35 calls here)
+    k = 3 if logprobs else 2
+    assert made == [(S._POOL_CALLS * k, ROWS)] * 2
+
+
+def test_a_captured_one_off_call_takes_its_outputs_from_torch_not_the_block(fg, monkeypatch):
+    # inside a capture the outputs come from torch's allocator (torch.cuda.graph's own pool):
+    # a block's rows outlive a capture's graph's hold on them
+    torch, x, kw = _one_off_warmed(fg, 0x7BD00, monkeypatch)
+    rocsample.sample(x, **kw)  # (a block made)
+    made = []
+    empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: made.append(a[0]) or empty(*a, **k))
+    fg.set_capturing(0x7BD00)
+    try:
+        s0 = _served()
+        tok, status = rocsample.sample(x, **kw)
+        assert _served() == s0 and made == [(2, ROWS)]  # Python's path, one call's own block
+    finally:
+        fg.set_capturing(0x7BD00, False)
+    rocsample.sample(x, **kw)  # (the first call after a capture: Python's path lets go of it)
+    n, s0 = len(made), _served()
+    tok2, _ = rocsample.sample(x, **kw)
+    assert _served() - s0 == 1 and len(made) == n  # in C again, from the block's next rows
+    assert tok2.data_ptr() != tok.data_ptr()
+
+
+def test_timing_counts_the_served_calls_parts_only_when_asked(fg):
+    torch, plan, x, kw, bufs = _warmed(fg, 0x7BE00)
+    _fastcall.timing(False)  # (reset)
+    plan(x, **kw)
+    assert _fastcall.timing(True)["calls"] == 0  # off: nothing counted
+    for _ in range(3):
+        plan(x, **kw)
+    t = _fastcall.timing(False)
+    assert t["calls"] == 3 and t["outputs_ns"] == 0 and t["node_update_ns"] == 0
+    assert 0 < t["probe_ns"] + t["graph_launch_ns"] <= t["total_ns"]
+    plan(x, **kw)
+    assert _fastcall.timing(False) == dict.fromkeys(t, 0)
+
+
 def test_the_switch_off_serves_nothing_in_c(fg, monkeypatch):
     monkeypatch.setattr(S, "_FAST", None)
     torch, plan, seed, pos, bufs = _setup(fg, 0x7B800)

@@ -20,13 +20,29 @@ import statistics
 import sys
 import time
 
+try:  # where a served call's host time goes (rocsample._fastcall.timing)
+    from rocsample._fastcall import timing as _timing
+except ImportError:
+    _timing = None
+
+
+def parts(t):
+    """rocsample._fastcall.timing's counters as us a served call."""
+    if not t or not t["calls"]:
+        return ""
+    c = t["calls"] * 1e3
+    return (f"  [C: total {t['total_ns'] / c:.1f}, probe {t['probe_ns'] / c:.1f}, outputs "
+            f"{t['outputs_ns'] / c:.1f}, node updates {t['node_update_ns'] / c:.1f}, graph launch "
+            f"{t['graph_launch_ns'] / c:.1f} us a call]")
+
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 ROWS, VOCAB = 1, 151936
 BUFFERS, ROUNDS, WARM, BUSY_CYCLES = 8, 200, 20, 200_000  # as bench/test_host_overhead.py
 
 
 def case(torch, rocsample, served, kind):
-    """(host us median, calls served in C / timed) of one case, made as the benchmark makes it."""
+    """(host us median, calls served in C / timed, where the served calls' time went) of one
+    case, made as the benchmark makes it."""
     plan = rocsample.Sampler(ROWS, VOCAB, "float32")
     seed = torch.arange(ROWS, dtype=torch.int64, device="cuda")
     pos = torch.zeros(ROWS, dtype=torch.int64, device="cuda")
@@ -43,6 +59,8 @@ def case(torch, rocsample, served, kind):
         fn()
     torch.cuda.synchronize()
     n0 = served() if served else 0
+    if _timing is not None:
+        _timing(True)
     times = []
     for _ in range(ROUNDS):
         torch.cuda.synchronize()
@@ -51,7 +69,8 @@ def case(torch, rocsample, served, kind):
         fn()
         times.append(time.perf_counter() - t0)
     torch.cuda.synchronize()
-    return statistics.median(times) * 1e6, (served() - n0 if served else None)
+    return (statistics.median(times) * 1e6, (served() - n0 if served else None),
+            parts(_timing(False)) if _timing is not None else "")
 
 
 def main() -> int:
@@ -71,11 +90,11 @@ def main() -> int:
                              ("default", "same"), ("side", "fresh")):
             if stream == "side":
                 with torch.cuda.stream(torch.cuda.Stream()):
-                    us, c = case(torch, rocsample, served, kind)
+                    us, c, t = case(torch, rocsample, served, kind)
             else:
-                us, c = case(torch, rocsample, served, kind)
+                us, c, t = case(torch, rocsample, served, kind)
             print(f"pass {p} at {time.perf_counter() - t_start:5.1f} s  chain {ROWS}x{VOCAB} "
-                  f"{kind:11s} {stream:7s} stream  {us:6.1f} us  C served {c}/{ROUNDS}",
+                  f"{kind:11s} {stream:7s} stream  {us:6.1f} us  C served {c}/{ROUNDS}{t}",
                   flush=True)
     return 0
 

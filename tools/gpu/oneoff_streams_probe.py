@@ -7,8 +7,10 @@ ae301d7, where ``argmax`` took the same on both (15.9-24.9); on 47c7b30 the two 
 were equal (19.1-32.1). This times the four cases per (stream, op) as the benchmark does (a spin
 kernel queued ahead of each call, 200 timed rounds, the median; "new": 24 buffers in turn, three
 times the graphs a bound call keeps, so every call re-points a graph), PASSES times over in one
-process, then profiles ``sample``'s calls (cProfile, each call alone: the functions by own time
-a call, in us) on both streams, same and new.
+process, on the legacy default stream with one-off outputs from blocks made for
+``_POOL_CALLS`` calls and from each call's own (``_POOL_CALLS = 1``), printing where the served
+calls' time went (rocsample._fastcall.timing); then profiles ``sample``'s calls (cProfile, each
+call alone: the functions by own time a call, in us) on both streams, same and new.
 
     python3 tools/gpu/oneoff_streams_probe.py [PASSES]     # about 10 s a pass with a warm cache
 """
@@ -21,6 +23,21 @@ import pstats
 import statistics
 import sys
 import time
+
+try:  # where a served call's host time goes (rocsample._fastcall.timing)
+    from rocsample._fastcall import timing as _timing
+except ImportError:
+    _timing = None
+
+
+def parts(t):
+    """rocsample._fastcall.timing's counters as us a served call."""
+    if not t or not t["calls"]:
+        return ""
+    c = t["calls"] * 1e3
+    return (f"  [C: total {t['total_ns'] / c:.1f}, probe {t['probe_ns'] / c:.1f}, outputs "
+            f"{t['outputs_ns'] / c:.1f}, node updates {t['node_update_ns'] / c:.1f}, graph launch "
+            f"{t['graph_launch_ns'] / c:.1f} us a call]")
 
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 ROWS, VOCAB = 64, 151936
@@ -49,6 +66,8 @@ def timed(torch, fn, prof=None):
         fn()
     torch.cuda.synchronize()
     times = []
+    if _timing is not None and prof is None:
+        _timing(True)
     for _ in range(ROUNDS):
         torch.cuda.synchronize()
         torch.cuda._sleep(BUSY_CYCLES)
@@ -60,7 +79,12 @@ def timed(torch, fn, prof=None):
         if prof is not None:
             prof.disable()
     torch.cuda.synchronize()
+    global last_parts
+    last_parts = parts(_timing(False)) if _timing is not None and prof is None else ""
     return statistics.median(times) * 1e6
+
+
+last_parts = ""
 
 
 def on(torch, stream, body):
@@ -82,15 +106,25 @@ def main() -> int:
     passes = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     rocsample.use_backend("cuda")
     t_start = time.perf_counter()
+    from rocsample import sampling as S
+
+    pool = S._POOL_CALLS
     for p in range(1, passes + 1):
         for stream in ("default", "side"):
             for op in ("sample", "argmax"):
                 for kind in ("same", "fresh", "new"):
-                    n0 = served() if served else 0
-                    us = on(torch, stream, lambda o=op, k=kind: timed(torch, make_fn(torch, rocsample, o, k)))
-                    c = served() - n0 if served else None
-                    print(f"pass {p} at {time.perf_counter() - t_start:5.1f} s  {op:6s} {kind:5s} "
-                          f"{stream:7s} stream  {us:6.1f} us  C served {c}", flush=True)
+                    # one-off outputs from blocks made for 16 calls, or each call's own (1)
+                    for S._POOL_CALLS in ((pool, 1) if stream == "default" else (pool,)):
+                        S._TORCH_PLANS.clear()  # (a new plan: the last case's blocks gone)
+                        n0 = served() if served else 0
+                        us = on(torch, stream, lambda o=op, k=kind: timed(
+                            torch, make_fn(torch, rocsample, o, k)))
+                        c = served() - n0 if served else None
+                        print(f"pass {p} at {time.perf_counter() - t_start:5.1f} s  {op:6s} "
+                              f"{kind:5s} {stream:7s} stream, outputs a block of "
+                              f"{S._POOL_CALLS:2d}  {us:6.1f} us  C served {c}{last_parts}",
+                              flush=True)
+    S._POOL_CALLS = pool
     for stream in ("default", "side"):
         for kind in ("same", "new"):
             prof = cProfile.Profile()
