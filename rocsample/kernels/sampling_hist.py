@@ -896,11 +896,12 @@ def make(cuda, load, h, f):
         split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
         flag = cuda.shared.array(1, np.int32)
-        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, vllm != 0,
-                                                          si, row, n, kcap)
+        is_vllm = vllm != 0
+        mode, _t, _k, _p, _mp, inv_t, _kf, _xm, thr = row_setup(temp, topk, topp, minp, is_vllm,
+                                                                si, row, n, kcap)
         if mode != F.MODE_MINP or si[row, F.HS_DONE] != 0:
             return
-        minp_row(x, row, lo, hi, tid, bs, inv_t, vllm != 0, thr, seed[row], pos[row], pi,
+        minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed[row], pos[row], pi,
                  split, nsplit, ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
