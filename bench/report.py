@@ -194,11 +194,23 @@ def per_row_table(benches) -> str:
 
 
 def decode_table(benches) -> str:
-    """bench/test_decode_loop.py: per-step time of each sampler in the loop, eager and captured."""
+    """bench/test_decode_loop.py: per-step time of each sampler in the loop, eager and captured.
+
+    A case of the interleaved form (``extra_info["samplers"]``: every sampler's loop timed in
+    one case, round by round, against one forward-only loop) gives a row per sampler, all on that
+    case's forward step (the common-forward columns are then the step itself); older files hold
+    a case per sampler, each with its own forward-only rounds, put on their median."""
     rows = defaultdict(dict)
     for b in benches:
         e = b.get("extra_info") or {}
-        if "test_decode_loop.py" in b.get("fullname", "") and "batch" in e and "impl" in e:
+        if "test_decode_loop.py" not in b.get("fullname", "") or "batch" not in e:
+            continue
+        if isinstance(e.get("samplers"), dict):
+            for label, s_ in e["samplers"].items():
+                if label != "none":
+                    rows[(e["batch"], e.get("mode"))][label] = dict(
+                        s_, forward_us=e.get("forward_us"))
+        elif "impl" in e:
             rows[(e["batch"], e.get("mode"))][e["impl"]] = e
     lines = ["| batch | mode | sampler | step us | wall step us | forward-only us (same case) "
              "| sampling us | sampling share | step at the common forward us "

@@ -19,15 +19,17 @@ back): the forward-only baseline the sampling share is measured against.
 Two modes: ``eager`` (the step run op by op on a torch side stream) and ``graph`` (one step
 captured with ``torch.cuda.graph`` on that stream after warm-up steps, then replayed STEPS times;
 the cache's position is a device tensor that transformers' ``StaticLayer`` advances in place, so
-it advances inside the graph too). Each of the ``ROUNDS`` rounds runs STEPS steps further into the
-cache (sized for all of them); pytest-benchmark times the rounds to a finished result.
-``extra_info``: ``step_us`` (device events around the STEPS steps, per step, median of the
-rounds: host gaps included in eager mode), ``wall_step_us`` (host clock, same span),
-``forward_us`` (the ``none`` loop's ``step_us`` at the same batch and mode, its rounds run in the
-same case between this loop's rounds: the host drifts between cases, by up to 40% for eager
-steps), ``sampling_us`` = ``step_us - forward_us`` and ``sampling_share`` =
-``sampling_us / step_us``; ``capture_error``
-where a step could not be captured (then no graph figure). Needs torch with CUDA, transformers
+it advances inside the graph too). One case a (batch, mode) builds every sampler's loop and the
+``none`` loop, each with its own cache (sized for all its steps), and runs ``ROUNDS`` rounds of
+STEPS steps of each, interleaved round by round (the peers' order rotating each round): eager
+steps are host-bound and the host drifts between cases by up to 40%, so loops timed in turn in
+one case are compared, never cases minutes apart. pytest-benchmark times rocsample's rounds to a
+finished result. ``extra_info["samplers"]``, per sampler: ``step_us`` (device events around the
+STEPS steps, per step, median of its rounds: host gaps included in eager mode),
+``wall_step_us`` (host clock, same span), ``sampling_us`` = ``step_us - forward_us`` and
+``sampling_share`` = ``sampling_us / step_us``, where ``forward_us`` is the ``none`` loop's
+``step_us`` of the same case; ``capture_error`` where a step could not be captured (then no
+graph figure); rocsample's figures also at the top level. Needs torch with CUDA, transformers
 (the ``bench`` extra) and the cuda backend; skips otherwise, saying which is missing.
 """
 
@@ -53,7 +55,7 @@ STEPS = 64
 PROMPT = 16
 WARM_STEPS = 3
 ADDRESS_STEPS = 16  # eager warm-up steps that also count the logits' addresses
-ROUNDS = 3
+ROUNDS = 5  # rounds of STEPS steps each loop runs, the loops' rounds interleaved
 # every step a Loop runs (the eager warm-up is the longer one), with a margin
 MAX_CACHE = PROMPT + max(WARM_STEPS + 1, ADDRESS_STEPS) + ROUNDS * STEPS + 8
 SAMPLING = dict(temperature=0.8, top_k=50, top_p=0.9)
@@ -237,56 +239,70 @@ def _loop(torch, transformers, impl, batch, mode, stream, info):
     return loop, label
 
 
-def _measure(torch, transformers, impl, batch, mode, benchmark=None):
-    """Run the loop ``ROUNDS`` times, each round after a round of the forward-only loop (same
-    batch and mode, its own cache): the figures (dict). The forward-only rounds run in the same
-    case, interleaved, so the sampling figure does not carry the host's drift between cases
-    (eager steps are host-bound: the same loop measured minutes apart differs by up to 40%)."""
+def _measure(torch, transformers, batch, mode, benchmark=None):
+    """Every sampler's loop (and the forward-only one) at ``batch`` in ``mode``, each its own
+    cache, run ``ROUNDS`` rounds each, interleaved round by round (the peers' order rotating a
+    round): the figures (dict). Eager steps are host-bound and the host drifts (the same loop
+    measured minutes apart differs by up to 40%), so each sampler's rounds sit between every
+    other's, and the forward-only figure is the same case's. pytest-benchmark times
+    rocsample's rounds; the others run in its setup."""
     import gc
 
     gc.collect()
     torch.cuda.empty_cache()
     stream = torch.cuda.Stream()
-    info = dict(batch=batch, mode=mode, steps=STEPS, vocab=CONFIG["vocab_size"])
-    loop, label = _loop(torch, transformers, impl, batch, mode, stream, info)
-    info["impl"] = label
-    if loop is None:
-        return info
-    base = None
-    if impl != "none":
-        base, _ = _loop(torch, transformers, "none", batch, mode, stream, {})
-    runs, fwd = [], []
+    info = dict(batch=batch, mode=mode, steps=STEPS, vocab=CONFIG["vocab_size"], rounds=ROUNDS,
+                impl="rocsample", interleaved=True)
+    loops, samplers = {}, {}
+    for impl in ["none", *IMPLS]:
+        got = {}
+        try:
+            loop, label = _loop(torch, transformers, impl, batch, mode, stream, got)
+        except pytest.skip.Exception as e:  # (a peer that is not importable)
+            info.setdefault("skipped", {})[impl] = str(e)
+            continue
+        if loop is None:
+            samplers[label] = dict(capture_error=got["capture_error"])
+            continue
+        loops[label] = loop
+        samplers[label] = {k: v for k, v in got.items() if k == "logits_addresses"}
+    assert "rocsample" in loops, samplers.get("rocsample")
+    runs = {label: [] for label in loops}
+    order = [label for label in loops if label != "rocsample"]
 
-    def forward_round():
-        if base is not None:
-            fwd.append(base.run())
+    def others():
+        for label in order:
+            runs[label].append(loops[label].run())
+        order.append(order.pop(0))
 
+    ours = loops["rocsample"]
     if benchmark is not None:
-        benchmark.pedantic(lambda: runs.append(loop.run()), setup=forward_round, rounds=ROUNDS,
-                           iterations=1)
+        benchmark.pedantic(lambda: runs["rocsample"].append(ours.run()), setup=others,
+                           rounds=ROUNDS, iterations=1)
     else:
         for _ in range(ROUNDS):
-            forward_round()
-            runs.append(loop.run())
-    info.update(step_us=statistics.median(r[0] for r in runs) * 1e6,
-                wall_step_us=statistics.median(r[1] for r in runs) * 1e6)
-    if fwd:
-        f = statistics.median(r[0] for r in fwd) * 1e6
-        info.update(forward_us=f, sampling_us=info["step_us"] - f,
-                    sampling_share=(info["step_us"] - f) / info["step_us"])
+            others()
+            runs["rocsample"].append(ours.run())
+    for label, r in runs.items():
+        samplers[label].update(step_us=statistics.median(x[0] for x in r) * 1e6,
+                               wall_step_us=statistics.median(x[1] for x in r) * 1e6)
+    fwd = samplers.get("none", {}).get("step_us")
+    for label, e in samplers.items():
+        if fwd is not None and label != "none" and "step_us" in e:
+            e.update(sampling_us=e["step_us"] - fwd,
+                     sampling_share=(e["step_us"] - fwd) / e["step_us"])
+    info.update(samplers=samplers, forward_us=fwd, **{
+        k: samplers["rocsample"][k] for k in ("step_us", "wall_step_us", "sampling_us",
+                                              "sampling_share") if k in samplers["rocsample"]})
     return info
 
 
 @pytest.mark.parametrize("mode", ["eager", "graph"])
 @pytest.mark.parametrize("batch", BATCHES)
-@pytest.mark.parametrize("impl", IMPLS)
-def test_decode_loop(benchmark, backend, impl, batch, mode):
+def test_decode_loop(benchmark, backend, batch, mode):
     torch, transformers = _needs(backend)
     benchmark.group = f"decode loop batch {batch} {mode}"
-    info = _measure(torch, transformers, impl, batch, mode, benchmark)
-    if "capture_error" in info:
-        benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # keep the entry, marked
-    benchmark.extra_info.update(info)
+    benchmark.extra_info.update(_measure(torch, transformers, batch, mode, benchmark))
 
 
 def test_decode_tokens_in_range(backend):

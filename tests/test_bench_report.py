@@ -76,6 +76,20 @@ def test_per_row_and_decode_tables():
     t = report.decode_table(benches)
     assert _row(t, "| 1 | eager | torch")[-2] == "550.0" and _row(t, "| 1 | eager | torch")[-1] == "0.91"
     assert _row(t, "| 1 | eager | rocsample")[-2] == "500.0"
+    # the interleaved form: one case a (batch, mode), every sampler's loop in it, one forward
+    samplers = {"none": dict(step_us=400.0),
+                "rocsample": dict(step_us=450.0, wall_step_us=451.0, sampling_us=50.0,
+                                  sampling_share=50 / 450),
+                "torch": dict(step_us=600.0, sampling_us=200.0, sampling_share=1 / 3),
+                "flashinfer-0.7.4": dict(capture_error="RuntimeError: boom")}
+    benches = [{"fullname": dl, "extra_info": dict(impl="rocsample", batch=64, mode="graph",
+                                                   interleaved=True, forward_us=400.0,
+                                                   samplers=samplers, step_us=450.0)}]
+    t = report.decode_table(benches)
+    assert _row(t, "| 64 | graph | rocsample")[:6] == ["64", "graph", "rocsample", "450.0",
+                                                        "451.0", "400.0"]
+    assert _row(t, "| 64 | graph | torch")[-2:] == ["600.0", "0.75"]
+    assert "not captured: RuntimeError: boom" in t and "| none |" not in t
 
 
 def test_empty_or_cut_off_file_is_skipped(tmp_path, capsys):

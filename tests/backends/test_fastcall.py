@@ -395,7 +395,7 @@ def test_repeated_one_off_outputs_are_each_calls_own_from_a_block_made_for_many(
     empty = torch.empty
     monkeypatch.setattr(torch, "empty", lambda *a, **k: made.append(a[0]) or empty(*a, **k))
     spans = []
-    for n in range(2 * S._POOL_CALLS + 3):
+    for _ in range(2 * S._POOL_CALLS + 3):
         s0 = _served()
         got = rocsample.sample(x, **kw)
         assert _served() - s0 == 1

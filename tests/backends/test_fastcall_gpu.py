@@ -135,3 +135,38 @@ def test_one_off_calls_served_in_c_match_the_python_path(backend, torch, fastcal
             assert torch.equal(top.long(), x.argmax(dim=-1))
             assert int(status.max()) == 0 and int(st2.max()) == 0
     assert served >= 2 * 8 - 6  # every call after the first few of each
+
+
+def test_one_off_outputs_held_across_many_calls_and_new_addresses_stay_exact(backend, torch,
+                                                                          fastcall, monkeypatch):
+    # one-off calls with a new logits address every call (more than a bound call's graphs: the
+    # C path re-points the oldest graph) and every call's outputs held: each call's rows of a
+    # block made for many calls (S._POOL_CALLS) are written by that call alone, so every held
+    # result still equals what the Python path gives for the same logits, once all have run
+    from rocsample.binder import _EXECS
+
+    rows, vocab, n = 8, 32000, 3 * S._POOL_CALLS
+    dev = torch.device("cuda", torch.cuda.current_device())
+    gen = torch.Generator(device=dev).manual_seed(9)
+    bufs = [torch.randn((rows, 2, vocab), device=dev, generator=gen) * 3
+            for _ in range(3 * _EXECS)]
+    seed = torch.arange(rows, dtype=torch.int64, device=dev)
+    pos = torch.zeros(rows, dtype=torch.int64, device=dev)
+    s = torch.cuda.Stream()
+    held, served = [], 0
+    with torch.cuda.stream(s):
+        for step in range(n):
+            x = bufs[step % len(bufs)][:, -1, :]
+            s0 = fastcall.served()
+            held.append((x, rs.sample(x, seed=seed, position=pos, check=False, **CHAIN),
+                         rs.argmax(x, check=False)))
+            served += fastcall.served() - s0
+    spans = sorted((t.data_ptr(), t.data_ptr() + 8 * rows) for _, o, a in held for t in (o[0], a[0]))
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # no two calls' outputs meet
+    monkeypatch.setattr(S, "_FAST", None)
+    with torch.cuda.stream(s):
+        for x, (tok, status), (top, st2) in held:
+            tok2, _ = rs.sample(x, seed=seed, position=pos, check=False, **CHAIN)
+            assert torch.equal(tok, tok2) and torch.equal(top.long(), x.argmax(dim=-1))
+            assert int(status.max()) == 0 and int(st2.max()) == 0
+    assert served >= 2 * n - 6
