@@ -1061,7 +1061,9 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
     -------
     tokens : int32 array (n_rows,)
         In the logits' framework (torch tensors for torch logits, CuPy arrays for CuPy, numba
-        device arrays otherwise; NumPy on ``cpu``), made for this call; -1 where no logit is
+        device arrays otherwise; NumPy on ``cpu``), this call's own (a repeated call with torch
+        logits: rows of a block torch allocated for 16 calls, no byte shared with another
+        call's; never inside a capture); -1 where no logit is
         finite.
     logprobs : float32 array (n_rows,), if ``return_logprobs``
     status : int32 array (n_rows,), if ``check=False``
