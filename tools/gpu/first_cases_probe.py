@@ -20,20 +20,10 @@ import statistics
 import sys
 import time
 
-try:  # where a served call's host time goes (rocsample._fastcall.timing)
-    from rocsample._fastcall import timing as _timing
-except ImportError:
-    _timing = None
+from host_calib import c_parts as parts  # (tools/gpu: the script's folder)
+from host_calib import c_timing
 
-
-def parts(t):
-    """rocsample._fastcall.timing's counters as us a served call."""
-    if not t or not t["calls"]:
-        return ""
-    c = t["calls"] * 1e3
-    return (f"  [C: total {t['total_ns'] / c:.1f}, probe {t['probe_ns'] / c:.1f}, outputs "
-            f"{t['outputs_ns'] / c:.1f}, node updates {t['node_update_ns'] / c:.1f}, graph launch "
-            f"{t['graph_launch_ns'] / c:.1f} us a call]")
+_timing = c_timing()
 
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 ROWS, VOCAB = 1, 151936

@@ -26,6 +26,26 @@ import numpy as np
 _sync = None  # torch.cuda.synchronize, once torch is imported
 
 
+def c_timing():
+    """``rocsample._fastcall.timing`` (where the C path's served calls spend their host time),
+    or None where the extension is not built."""
+    try:
+        from rocsample._fastcall import timing
+    except ImportError:
+        return None
+    return timing
+
+
+def c_parts(t) -> str:
+    """``rocsample._fastcall.timing``'s counters as us a served call (empty: none served)."""
+    if not t or not t["calls"]:
+        return ""
+    c = t["calls"] * 1e3
+    return (f"  [C: total {t['total_ns'] / c:.1f}, probe {t['probe_ns'] / c:.1f}, outputs "
+            f"{t['outputs_ns'] / c:.1f}, node updates {t['node_update_ns'] / c:.1f}, graph launch "
+            f"{t['graph_launch_ns'] / c:.1f} us a call]")
+
+
 def per_call(fn, n=2000, batch=100):
     """Host us per call: the median of batches of ``batch`` calls, the device drained between
     batches (outside the timing: a full launch queue would make a launch wait for the GPU)."""

@@ -19,16 +19,7 @@ echo "== one-off probe at $((SECONDS - T0)) s" | tee "$OUT/probe.txt"
 timeout 60 python3 tools/gpu/oneoff_streams_probe.py 1 2>&1 | grep -v Warning | tee -a "$OUT/probe.txt"
 echo "== first cases at $((SECONDS - T0)) s" | tee -a "$OUT/probe.txt"
 timeout 30 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tee -a "$OUT/probe.txt"
-BH=(--backend cuda -q -p no:cacheprovider)
-timeout -s INT ${HOST_LIMIT:-90} python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
-  -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
-  --benchmark-json="$OUT/host-perf.json" > /tmp/host-bench.log 2>&1
-echo "== host bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
-python3 tools/gpu/host_summary.py "$OUT/host-perf.json" > "$OUT/host-perf-summary.txt"
-grep -E "MISSED" "$OUT/host-perf-summary.txt"
-timeout -s INT ${DECODE_LIMIT:-80} python3 -m pytest bench/test_decode_loop.py "${BH[@]}" -rs \
-  --benchmark-json="$OUT/decode.json" > /tmp/decode.log 2>&1
-echo "== decode loop rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/decode.log)"
-grep SKIPPED /tmp/decode.log | head -3
-python3 -m bench.report "$OUT/decode.json" 2>/dev/null | grep -A20 "^### Decode loop" | tee "$OUT/decode.md"
+source tools/gpu/host_decode.sh
+host_bench "${HOST_LIMIT:-90}"
+decode_loop "${DECODE_LIMIT:-80}"
 echo "== done at $((SECONDS - T0)) s"

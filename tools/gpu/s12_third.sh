@@ -17,17 +17,9 @@ timeout 120 python3 -m pytest tests/backends/test_fastcall_gpu.py tests/regress 
   > "$OUT/fastcall-gpu.log" 2>&1
 echo "== C path GPU tests rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/fastcall-gpu.log")"
 grep -E "^(FAILED|ERROR)" "$OUT/fastcall-gpu.log" | head
-timeout -s INT ${HOST_LIMIT:-90} python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
-  -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
-  --benchmark-json="$OUT/host-perf.json" > /tmp/host-bench.log 2>&1
-echo "== host bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
-python3 tools/gpu/host_summary.py "$OUT/host-perf.json" > "$OUT/host-perf-summary.txt"
-grep -cE "MET" "$OUT/host-perf-summary.txt"; grep -E "MISSED" "$OUT/host-perf-summary.txt"
-timeout -s INT ${DECODE_LIMIT:-170} python3 -m pytest bench/test_decode_loop.py "${BH[@]}" -rs \
-  --benchmark-json="$OUT/decode.json" > /tmp/decode.log 2>&1
-echo "== decode loop rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/decode.log)"
-grep -E "SKIPPED|FAILED|Error" /tmp/decode.log | head -5
-python3 -m bench.report "$OUT/decode.json" 2>/dev/null | grep -A22 "^### Decode loop" | tee "$OUT/decode.md"
+source tools/gpu/host_decode.sh
+host_bench "${HOST_LIMIT:-90}"
+decode_loop "${DECODE_LIMIT:-170}"
 timeout -s INT ${BENCH_LIMIT:-150} python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
   -k "(test_rocsample or test_torch_peer or test_flashinfer_peer) and ((min_p005 and not t08) or (chain and not chain_dev and not chain_joint))" \
   --benchmark-json="$OUT/sampling.json" > /tmp/sampling.log 2>&1

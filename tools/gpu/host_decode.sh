@@ -1,0 +1,24 @@
+# Sourced by the device scripts (after tools/gpu/env.sh and with T0 set): issue #17's two
+# benchmarks, each a function writing into $OUT.
+#   host_bench [LIMIT]   bench/test_host_overhead.py's torch cases (HOST_K selects) ->
+#                        host-perf.json, host-perf-summary.txt (prints the met count and misses)
+#   decode_loop [LIMIT]  bench/test_decode_loop.py (every sampler importable) -> decode.json,
+#                        decode.md (the report's "Decode loop" table)
+BH=(--backend cuda -q -p no:cacheprovider)
+
+host_bench() {
+  timeout -s INT "${1:-90}" python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
+    -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
+    --benchmark-json="$OUT/host-perf.json" > /tmp/host-bench.log 2>&1
+  echo "== host bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
+  python3 tools/gpu/host_summary.py "$OUT/host-perf.json" > "$OUT/host-perf-summary.txt"
+  echo "met: $(grep -c ' MET ' "$OUT/host-perf-summary.txt")"; grep -E "MISSED" "$OUT/host-perf-summary.txt"
+}
+
+decode_loop() {
+  timeout -s INT "${1:-100}" python3 -m pytest bench/test_decode_loop.py "${BH[@]}" -rs \
+    --benchmark-json="$OUT/decode.json" > /tmp/decode.log 2>&1
+  echo "== decode loop rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/decode.log)"
+  grep -E "SKIPPED|FAILED|Error" /tmp/decode.log | head -5
+  python3 -m bench.report "$OUT/decode.json" 2>/dev/null | grep -A22 "^### Decode loop" | tee "$OUT/decode.md"
+}
