@@ -645,8 +645,8 @@ class Sampler:
     def _pooled_outputs(self, want_lp, st):
         """One call's new torch outputs (tokens, status and, with ``want_lp``, logprobs as
         float32) as (rows, address), and ``_POOL_CALLS - 1`` more calls' kept for the next calls
-        on this stream: one ``torch.empty`` and one ``unbind`` serve them all (about 3-8 us of
-        the host's time a one-off call otherwise, PERF_NOTES "Twelfth session"). Each call's
+        on this stream: one ``torch.empty`` and one ``unbind`` serve them all (9-15 us of the
+        H200's host time a one-off call otherwise, PERF_NOTES "Twelfth session"). Each call's
         rows are its own (no two calls share a byte); the block is freed by torch's allocator
         once every call's rows are gone. Only for calls whose stream is not capturing (the
         caller asked ``BoundCall.ready``): a captured call's outputs must come from the
