@@ -11,15 +11,12 @@ use_flashinfer fi074
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
 T0=$SECONDS
-timeout ${GATE_LIMIT:-330} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
-  > "$OUT/gate.log" 2>&1
-echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
-grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
+source tools/gpu/steps.sh
+run_gate "${GATE_LIMIT:-330}"
 echo "== one-off probe at $((SECONDS - T0)) s" | tee "$OUT/probe.txt"
 timeout 60 python3 tools/gpu/oneoff_streams_probe.py 1 2>&1 | grep -v Warning | tee -a "$OUT/probe.txt"
 echo "== first cases at $((SECONDS - T0)) s" | tee -a "$OUT/probe.txt"
 timeout 30 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tee -a "$OUT/probe.txt"
-source tools/gpu/host_decode.sh
 host_bench "${HOST_LIMIT:-90}"
 decode_loop "${DECODE_LIMIT:-80}"
 echo "== done at $((SECONDS - T0)) s"

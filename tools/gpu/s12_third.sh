@@ -17,7 +17,7 @@ timeout 120 python3 -m pytest tests/backends/test_fastcall_gpu.py tests/regress 
   > "$OUT/fastcall-gpu.log" 2>&1
 echo "== C path GPU tests rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/fastcall-gpu.log")"
 grep -E "^(FAILED|ERROR)" "$OUT/fastcall-gpu.log" | head
-source tools/gpu/host_decode.sh
+source tools/gpu/steps.sh
 host_bench "${HOST_LIMIT:-90}"
 decode_loop "${DECODE_LIMIT:-170}"
 timeout -s INT ${BENCH_LIMIT:-150} python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \

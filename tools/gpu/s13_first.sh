@@ -11,13 +11,10 @@ use_flashinfer fi074
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
 T0=$SECONDS
-timeout ${GATE_LIMIT:-300} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
-  > "$OUT/gate.log" 2>&1
-echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
-grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
+source tools/gpu/steps.sh
+run_gate "${GATE_LIMIT:-300}"
 # (a process between the gate and the host cases: the first process after the gate is slow)
 timeout 40 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tail -4
-source tools/gpu/host_decode.sh
 host_bench "${HOST_LIMIT:-70}"
 decode_loop "${DECODE_LIMIT:-80}"
 SH=1x32000,1x151936,64x32000,64x151936,64x262144,256x262144

@@ -1,10 +1,19 @@
-# Sourced by the device scripts (after tools/gpu/env.sh and with T0 set): issue #17's two
-# benchmarks, each a function writing into $OUT.
+# Sourced by the device scripts (after tools/gpu/env.sh and with T0 set): the steps they share,
+# each a function writing into $OUT.
+#   run_gate [LIMIT]     python -m rocsample.check --backend cuda -> check-report-h200.json,
+#                        gate.log (prints the verdict and any failure)
 #   host_bench [LIMIT]   bench/test_host_overhead.py's torch cases (HOST_K selects) ->
 #                        host-perf.json, host-perf-summary.txt (prints the met count and misses)
 #   decode_loop [LIMIT]  bench/test_decode_loop.py (every sampler importable) -> decode.json,
 #                        decode.md (the report's "Decode loop" table)
 BH=(--backend cuda -q -p no:cacheprovider)
+
+run_gate() {
+  timeout "${1:-300}" python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
+    > "$OUT/gate.log" 2>&1
+  echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
+  grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
+}
 
 host_bench() {
   timeout -s INT "${1:-90}" python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
