@@ -599,14 +599,6 @@ class Sampler:
         :meth:`_pooled_outputs` made for ``_POOL_CALLS`` calls at once."""
         be = self.backend
         n = self.n_rows
-        if pooled and fresh and fw == _io.TORCH:
-            try:
-                rows, ptr = self._opool[(st.handle, st.device, want_lp)].pop()
-            except (KeyError, IndexError):
-                rows, ptr = self._pooled_outputs(want_lp, st)
-            lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
-            return rows[0], rows[2] if want_lp else self._outputs[1], rows[1], (ptr, lp_ptr,
-                                                                                ptr + 4 * n)
         if not fresh:
             o = self._wrapped.get(fw)
             if o is None:
@@ -616,50 +608,57 @@ class Sampler:
                 o = o + (self._out_ptrs,)
                 self._wrapped[fw] = o
             return o
-        k = 3 if want_lp else 2
-        if fw in _io.FRAMEWORKS:
-            cur = _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
-            if fw == _io.TORCH:  # one (k, n) block, its rows as views by one call
-                buf = _io.empty(fw, (k, n), np.int32, st.device, st.handle, cur)
-                rows = buf.unbind(0)
-                tokens, status = rows[0], rows[1]
-                ptr = buf.data_ptr()
-                logprobs = (rows[2].view(sys.modules["torch"].float32) if want_lp
-                            else self._outputs[1])
+        if fw == _io.TORCH:  # one call's rows of a (k, n) block, views made by one unbind
+            if pooled:
+                try:
+                    rows, ptr = self._opool[(st.handle, st.device, want_lp)].pop()
+                except (KeyError, IndexError):
+                    rows, ptr = self._pooled_outputs(want_lp, st)
             else:
-                buf = _io.empty(fw, (k * n,), np.int32, st.device, st.handle, cur)
-                tokens, status = buf[:n], buf[n:2 * n]
-                ptr = buf.data.ptr
-                logprobs = buf[2 * n:].view(np.float32) if want_lp else self._outputs[1]
-            lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
-            return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
-        buf = be.empty((k * n,), np.int32, st)
-        ptr = be.array_span(buf)[0]
-        tokens = be._allocated(buf[:n], st.device)  # (the simulator tags views' device)
-        status = be._allocated(buf[n:2 * n], st.device)
-        logprobs = (be._allocated(buf[2 * n:].view(np.float32), st.device) if want_lp
-                    else self._outputs[1])
+                cur = _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
+                rows, ptr = self._torch_rows(want_lp, st, cur, 1)[0]
+            tokens, status = rows[0], rows[1]
+            logprobs = rows[2] if want_lp else self._outputs[1]
+        elif fw in _io.FRAMEWORKS:
+            cur = _guard_alloc(be, st, fw, "outputs: a one-off call's new output arrays")
+            buf = _io.empty(fw, (3 * n if want_lp else 2 * n,), np.int32, st.device, st.handle,
+                            cur)
+            tokens, status = buf[:n], buf[n:2 * n]
+            ptr = buf.data.ptr
+            logprobs = buf[2 * n:].view(np.float32) if want_lp else self._outputs[1]
+        else:
+            buf = be.empty((3 * n if want_lp else 2 * n,), np.int32, st)
+            ptr = be.array_span(buf)[0]
+            tokens = be._allocated(buf[:n], st.device)  # (the simulator tags views' device)
+            status = be._allocated(buf[n:2 * n], st.device)
+            logprobs = (be._allocated(buf[2 * n:].view(np.float32), st.device) if want_lp
+                        else self._outputs[1])
         lp_ptr = ptr + 8 * n if want_lp else self._out_ptrs[1]
         return tokens, logprobs, status, (ptr, lp_ptr, ptr + 4 * n)
 
-    def _pooled_outputs(self, want_lp, st):
-        """One call's new torch outputs (tokens, status and, with ``want_lp``, logprobs as
-        float32) as (rows, address), and ``_POOL_CALLS - 1`` more calls' kept for the next calls
-        on this stream: one ``torch.empty`` and one ``unbind`` serve them all (9-15 us of the
-        H200's host time a one-off call otherwise, PERF_NOTES "Twelfth session"). Each call's
-        rows are its own (no two calls share a byte); the block is freed by torch's allocator
-        once every call's rows are gone. Only for calls whose stream is not capturing (the
-        caller asked ``BoundCall.ready``): a captured call's outputs must come from the
-        capture's own pool."""
-        torch = sys.modules["torch"]
+    def _torch_rows(self, want_lp, st, cur, calls):
+        """``calls`` calls' new torch outputs from one ``torch.empty`` and one ``unbind``: per
+        call, (its rows: tokens, status and, with ``want_lp``, logprobs as float32; their
+        address). ``cur``: torch's current stream handle (:func:`_guard_alloc`'s answer)."""
         n, k = self.n_rows, 3 if want_lp else 2
-        cur = _guard_alloc(self.backend, st, _io.TORCH, "outputs: a one-off call's new output arrays")
-        buf = _io.empty(_io.TORCH, (_POOL_CALLS * k, n), np.int32, st.device, st.handle, cur)
+        buf = _io.empty(_io.TORCH, (calls * k, n), np.int32, st.device, st.handle, cur)
         rows = buf.unbind(0)
         if want_lp:
-            rows = [r.view(torch.float32) if j % 3 == 2 else r for j, r in enumerate(rows)]
+            f32 = sys.modules["torch"].float32
+            rows = [r.view(f32) if j % 3 == 2 else r for j, r in enumerate(rows)]
         base = buf.data_ptr()
-        calls = [(rows[j * k:(j + 1) * k], base + 4 * n * k * j) for j in range(_POOL_CALLS)]
+        return [(rows[j * k:(j + 1) * k], base + 4 * n * k * j) for j in range(calls)]
+
+    def _pooled_outputs(self, want_lp, st):
+        """One call's new torch outputs as (rows, address) (:meth:`_torch_rows`), and
+        ``_POOL_CALLS - 1`` more calls' kept for the next calls on this stream: one
+        ``torch.empty`` and one ``unbind`` serve them all (9-15 us of the H200's host time a
+        one-off call otherwise, PERF_NOTES "Twelfth session"). Each call's rows are its own (no
+        two calls share a byte); the block is freed by torch's allocator once every call's rows
+        are gone. Only for calls whose stream is not capturing (the caller asked
+        ``BoundCall.ready``): a captured call's outputs must come from the capture's own pool."""
+        cur = _guard_alloc(self.backend, st, _io.TORCH, "outputs: a one-off call's new output arrays")
+        calls = self._torch_rows(want_lp, st, cur, _POOL_CALLS)
         calls.reverse()  # (popped from the end: the block's first rows first)
         got = calls.pop()
         if len(self._opool) >= 8:
