@@ -118,8 +118,8 @@ def test_a_new_address_past_the_graphs_is_re_pointed_in_c(fg, op, monkeypatch):
             return rocsample.sample(x, **kw)
     for b in bufs[:_EXECS + 2]:  # checked, bound, then a graph for each of eight addresses
         call(b[:, -1, :], **kw)
-    hit = next(iter((S._TORCH_PLANS[next(iter(S._TORCH_PLANS))] if op != "Sampler" else plan)
-                    ._binder._table.values()))
+    owner = plan if op == "Sampler" else next(iter(S._TORCH_PLANS.values()))
+    (hit,) = owner._binder._table.values()
     assert len(hit._execs) == _EXECS and hit._nlive is not None
     runs = []
     real_run = BoundCall.run
