@@ -25,7 +25,8 @@ STEPS steps of each, interleaved round by round (the peers' order rotating each 
 steps are host-bound and the host drifts between cases by up to 40%, so loops timed in turn in
 one case are compared, never cases minutes apart. pytest-benchmark times rocsample's rounds to a
 finished result. ``extra_info["samplers"]``, per sampler: ``step_us`` (device events around the
-STEPS steps, per step, median of its rounds: host gaps included in eager mode),
+STEPS steps, per step, median of its rounds: host gaps included in eager mode; each round's in
+``round_step_us``, in the order run),
 ``wall_step_us`` (host clock, same span), ``sampling_us`` = ``step_us - forward_us`` and
 ``sampling_share`` = ``sampling_us / step_us``, where ``forward_us`` is the ``none`` loop's
 ``step_us`` of the same case; ``capture_error`` where a step could not be captured (then no
@@ -55,7 +56,7 @@ STEPS = 64
 PROMPT = 16
 WARM_STEPS = 3
 ADDRESS_STEPS = 16  # eager warm-up steps that also count the logits' addresses
-ROUNDS = 5  # rounds of STEPS steps each loop runs, the loops' rounds interleaved
+ROUNDS = 9  # rounds of STEPS steps each loop runs, the loops' rounds interleaved
 # every step a Loop runs (the eager warm-up is the longer one), with a margin
 MAX_CACHE = PROMPT + max(WARM_STEPS + 1, ADDRESS_STEPS) + ROUNDS * STEPS + 8
 SAMPLING = dict(temperature=0.8, top_k=50, top_p=0.9)
@@ -285,7 +286,8 @@ def _measure(torch, transformers, batch, mode, benchmark=None):
             runs["rocsample"].append(ours.run())
     for label, r in runs.items():
         samplers[label].update(step_us=statistics.median(x[0] for x in r) * 1e6,
-                               wall_step_us=statistics.median(x[1] for x in r) * 1e6)
+                               wall_step_us=statistics.median(x[1] for x in r) * 1e6,
+                               round_step_us=[round(x[0] * 1e6, 1) for x in r])
     fwd = samplers.get("none", {}).get("step_us")
     for label, e in samplers.items():
         if fwd is not None and label != "none" and "step_us" in e:

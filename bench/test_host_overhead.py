@@ -38,10 +38,12 @@ import pytest
 
 import rocsample
 
-try:  # the repeated call in C: how many of a case's calls it served (extra_info["c_served"])
+try:  # the repeated call in C: how many of a case's calls it served (extra_info["c_served"]),
+    # and where a served call's host time went (extra_info["c_idle_parts_us"])
     from rocsample._fastcall import served as _served
+    from rocsample._fastcall import timing as _c_timing
 except ImportError:
-    _served = None
+    _served = _c_timing = None
 
 from .common import time_calls, time_torch, torch_cuda
 
@@ -230,11 +232,15 @@ def _host_time(benchmark, torch, fn, **info):
         fn()
     torch.cuda.synchronize()
     idle = []
+    cpus = {_cpu()}
+    if _c_timing is not None:
+        _c_timing(True)
     for _ in range(_ITER):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn()
         idle.append(time.perf_counter() - t0)
+    parts = _c_parts(_c_timing(False)) if _c_timing is not None else None
     torch.cuda.synchronize()
     benchmark.group = "host overhead"
     n0 = None if _served is None else _served()
@@ -243,10 +249,32 @@ def _host_time(benchmark, torch, fn, **info):
     # the share of the timed calls (warm-up rounds included) rocsample._fastcall served: the
     # rest went through Python (None: the extension is not built; 0 for a peer's calls)
     c = None if n0 is None else f"{_served() - n0}/{_ITER + 20}"
+    cpus.add(_cpu())
     benchmark.extra_info.update(host_us_median=benchmark.stats.stats.median * 1e6,
                                 host_us_idle_median=statistics.median(idle) * 1e6, c_served=c,
+                                c_idle_parts_us=parts, cpus=sorted(c for c in cpus if c >= 0),
                                 queue="busy (a spin kernel queued ahead); idle figure beside it",
                                 gpu_method="not measured (host-overhead case)", **info)
+
+
+def _c_parts(t):
+    """``rocsample._fastcall.timing``'s counters as us a served call (None: none served): where
+    the C path's host time went in the idle loop (the whole call, the capture probe, the
+    outputs, node updates, the graph launch)."""
+    if not t or not t["calls"]:
+        return None
+    return {k[:-3]: round(v / t["calls"] / 1e3, 2) for k, v in t.items() if k.endswith("_ns")}
+
+
+def _cpu():
+    """The CPU the calling thread runs on (sched_getcpu), -1 where unknown: a case's figure
+    read beside the core it ran on."""
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None).sched_getcpu())
+    except (OSError, AttributeError):
+        return -1
 
 
 def _fresh_views(torch, rows, vocab, kind="fresh"):

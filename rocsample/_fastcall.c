@@ -37,7 +37,7 @@ static PyObject *s_get_device, *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_ac
 static unsigned long long served = 0;
 
 /* timing(on): where a served call's host time goes, off unless asked (two clock reads a part) */
-enum { T_PROBE, T_OUTS, T_UPDATE, T_LAUNCH, T_TOTAL, T_CALLS, T_N };
+enum { T_PROBE, T_OUTS, T_UPDATE, T_LAUNCH, T_READS, T_MATCH, T_TOTAL, T_CALLS, T_N };
 static int timing_on = 0;
 static unsigned long long t_acc[T_N];
 
@@ -705,13 +705,16 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *entry = NULL, *result = NULL, *made = NULL;
     PyObject *cur_fn = NULL, *cur_h = NULL;  /* torch's current stream, asked once (same_stream) */
     unsigned long long ps = 0, pq = 0;
+    T_START(t_reads);
     int rc = view_read(x, &vx);
     if (rc == 1 && seed_t)
         rc = view_read(seed, &vs);
     if (rc == 1 && pos_t)
         rc = view_read(pos, &vp);
+    T_ADD(T_READS, t_reads);
     if (rc != 1)
         goto done;
+    T_START(t_match);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
         PyObject *e = PyList_GET_ITEM(entries, i);
         if (!entry_of(e, E_N, E_XTYPE, tx))
@@ -744,6 +747,7 @@ static PyObject *repeat(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(e);
         if (m < 0) { rc = -1; goto done; }
     }
+    T_ADD(T_MATCH, t_match);
     if (entry == NULL)
         goto done;
     PyObject *hit = PyTuple_GET_ITEM(entry, E_HIT);
@@ -920,7 +924,7 @@ static PyObject *timing(PyObject *self, PyObject *on)
     if (t < 0)
         return NULL;
     const char *names[T_N] = {"probe_ns", "outputs_ns", "node_update_ns", "graph_launch_ns",
-                              "total_ns", "calls"};
+                              "reads_ns", "match_ns", "total_ns", "calls"};
     PyObject *d = PyDict_New();
     for (int i = 0; d != NULL && i < T_N; i++) {
         PyObject *v = PyLong_FromUnsignedLongLong(t_acc[i]);

@@ -450,6 +450,10 @@ def test_timing_counts_the_served_calls_parts_only_when_asked(fg):
     t = _fastcall.timing(False)
     assert t["calls"] == 3 and t["outputs_ns"] == 0 and t["node_update_ns"] == 0
     assert 0 < t["probe_ns"] + t["graph_launch_ns"] <= t["total_ns"]
+    # the arguments' reads and the entry match: parts of the whole call, apart from the launch
+    parts = t["reads_ns"] + t["match_ns"]
+    assert t["reads_ns"] > 0 and t["match_ns"] > 0
+    assert parts + t["probe_ns"] + t["graph_launch_ns"] <= t["total_ns"]
     plan(x, **kw)
     assert _fastcall.timing(False) == dict.fromkeys(t, 0)
 

@@ -43,7 +43,8 @@ def c_parts(t) -> str:
     c = t["calls"] * 1e3
     return (f"  [C: total {t['total_ns'] / c:.1f}, probe {t['probe_ns'] / c:.1f}, outputs "
             f"{t['outputs_ns'] / c:.1f}, node updates {t['node_update_ns'] / c:.1f}, graph launch "
-            f"{t['graph_launch_ns'] / c:.1f} us a call]")
+            f"{t['graph_launch_ns'] / c:.1f}, reads {t.get('reads_ns', 0) / c:.1f}, match "
+            f"{t.get('match_ns', 0) / c:.1f} us a call]")
 
 
 def per_call(fn, n=2000, batch=100):
