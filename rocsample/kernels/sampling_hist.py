@@ -69,7 +69,6 @@ block size or atomic order (the histograms are integer sums too).
 from __future__ import annotations
 
 import math
-import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -111,14 +110,6 @@ MINP_MAX_REGISTERS = 32
 #: Loads in flight per thread in the streaming passes (the nucleus pass: its own).
 _UNROLL = 4
 _NUC_UNROLL = 8
-#: Loads in flight per thread in a MINP row's stream (``minp_row``): 4, or 8 with
-#: ``ROCSAMPLE_MINP_UNROLL=8``, for device timings (PERF_NOTES "Eleventh session": with 8 the
-#: MINP kernel takes 40 registers with no spill or 32 with 28 bytes of spills, against 32 with
-#: a 4-byte spill at 4; ``ROCSAMPLE_MAX_REGISTERS="minp=40"`` sets the cap). Read at import;
-#: numba's disk cache does not key on it (a timing gives each setting its own NUMBA_CACHE_DIR).
-MINP_UNROLL = int(os.environ.get("ROCSAMPLE_MINP_UNROLL") or _UNROLL)
-if MINP_UNROLL not in (4, 8):
-    raise ValueError(f"ROCSAMPLE_MINP_UNROLL: expected 4 or 8, got {MINP_UNROLL}")
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
 #: (relative error 2**-24 of |d|; where the mass is not 0, |d| < 29, so about 2**-19 on the
@@ -675,11 +666,11 @@ def make(cuda, load, h, f):
         bsw = np.int64(bs)
         best = _I64_M1
         i = lo + np.int64(tid)
-        vals = cuda.local.array(MINP_UNROLL, np.float32)
+        vals = cuda.local.array(_UNROLL, np.float32)
         while i < hi:
             load_round(x, row, i, hi, bsw, vals)
             hit = np.int32(0)
-            for u in range(MINP_UNROLL):
+            for u in range(_UNROLL):
                 v = vals[u]
                 if is_finite(v) and filt(v, inv_t, vllm) >= t32:
                     hit |= np.int32(1) << np.int32(u)
@@ -691,7 +682,7 @@ def make(cuda, load, h, f):
                         best = c
                 hit >>= np.int32(1)
                 j += bsw
-            i += bsw * np.int64(MINP_UNROLL)
+            i += bsw * np.int64(_UNROLL)
         last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
         if last and tid == 0:
             write_token(x, row, best, lp, sf, tokens, logprobs, status, si)

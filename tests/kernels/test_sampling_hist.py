@@ -139,27 +139,6 @@ def test_min_p_threshold_between_two_float32_logits(backend, shape, rng, kmax, o
         assert (lg[np.arange(rows), t_] != below).all()
 
 
-def test_min_p_alone_with_eight_loads_a_round(backend, shape, rng, kmax, monkeypatch):
-    # ROCSAMPLE_MINP_UNROLL=8 (a timing experiment's setting, read at import): minp_row's rounds
-    # of eight loads, a row's tail round partly past its split, the same tokens. The simulator
-    # reads the module's value at each run; a compiled kernel keeps the one it was built with.
-    if backend.name != "sim":
-        pytest.skip("cpu-only: (sim) the simulator runs the kernels' Python, which reads "
-                    "MINP_UNROLL live; a compiled kernel keeps the value it was built with")
-    monkeypatch.setattr(KH, "MINP_UNROLL", 8)
-    # each thread of a block streams at least one whole round of eight, and a tail round
-    rows, vocab = 4, 12 * shape["block"] + 5
-    lg = (rng.normal(size=(rows, vocab)) * 0.5).astype(np.float32)
-    lg[0, rng.integers(vocab)] = np.nan  # (a NaN is never drawn)
-    for mp, temp in ((0.05, 1.0), (0.2, 0.7)):
-        for splits in (1, 2):
-            for pos in range(2):
-                seed = rng.integers(0, 2**63, rows)
-                params = dict(temperature=temp, min_p=mp, order=("llama", "vllm")[pos])
-                tok, lp = _run(dict(shape, splits=splits), lg, seed=seed, position=pos, **params)
-                compare(backend, lg, tok, lp, seed=seed, position=pos, **params)
-
-
 def test_split_counts_never_change_tokens(backend, shape, rng, kmax):
     rows, vocab = (2, 60) if backend.name == "sim" else (4, 151936)
     lg = np.round(rng.normal(size=(rows, vocab)) * 4).astype(np.float32) / 4

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent H200 (<= 600 s), prepared for the thirteenth session's first call: the gate on the
 # twelfth session's final tree (its rocsample code: 3179e89's, which passed, plus minp_row's
-# ROCSAMPLE_MINP_UNROLL setting at its default), then issue #17's host cases and the decode loop
+# ROCSAMPLE_MINP_UNROLL setting at its default; the setting was removed after this run), then issue #17's host cases and the decode loop
 # (interleaved, FlashInfer 0.7.4) in one run, then issue #13's MINP round of 8 loads timed
 # against 4 (min_p and the chain graph-timed at six shapes; each setting its own numba cache).
 # Carry .whl and .peers. Output: $OUT/check-report-h200.json, gate.log, host-perf.json,

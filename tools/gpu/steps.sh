@@ -2,8 +2,10 @@
 # each a function writing into $OUT.
 #   run_gate [LIMIT]     python -m rocsample.check --backend cuda -> check-report-h200.json,
 #                        gate.log (prints the verdict and any failure)
-#   host_bench [LIMIT]   bench/test_host_overhead.py's torch cases (HOST_K selects) ->
-#                        host-perf.json, host-perf-summary.txt (prints the met count and misses)
+#   host_bench [LIMIT]   bench/test_host_overhead.py's torch cases (HOST_K selects; HOST_PIN=CPU
+#                        runs the process on that CPU alone, taskset -c) -> HOST_JSON
+#                        (host-perf.json), its summary beside it (.json -> -summary.txt; prints
+#                        the met count and misses)
 #   decode_loop [LIMIT]  bench/test_decode_loop.py (every sampler importable) -> decode.json,
 #                        decode.md (the report's "Decode loop" table)
 BH=(--backend cuda -q -p no:cacheprovider)
@@ -16,12 +18,15 @@ run_gate() {
 }
 
 host_bench() {
-  timeout -s INT "${1:-90}" python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
+  local json=${HOST_JSON:-host-perf.json}
+  local sum=$OUT/${json%.json}-summary.txt
+  timeout -s INT "${1:-90}" ${HOST_PIN:+taskset -c "$HOST_PIN"} python3 -m pytest \
+    bench/test_host_overhead.py "${BH[@]}" \
     -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
-    --benchmark-json="$OUT/host-perf.json" > /tmp/host-bench.log 2>&1
-  echo "== host bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
-  python3 tools/gpu/host_summary.py "$OUT/host-perf.json" > "$OUT/host-perf-summary.txt"
-  echo "met: $(grep -c ' MET ' "$OUT/host-perf-summary.txt")"; grep -E "MISSED" "$OUT/host-perf-summary.txt"
+    --benchmark-json="$OUT/$json" > /tmp/host-bench.log 2>&1
+  echo "== host bench ($json${HOST_PIN:+, CPU $HOST_PIN}) rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
+  python3 tools/gpu/host_summary.py "$OUT/$json" > "$sum"
+  echo "met: $(grep -c ' MET ' "$sum")"; grep -E "MISSED" "$sum"
 }
 
 decode_loop() {
