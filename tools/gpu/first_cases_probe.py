@@ -11,6 +11,11 @@ timed calls rocsample._fastcall served. If only the first pass is slow, the exce
 the process's first calls, not to the stream or the shape.
 
     python3 tools/gpu/first_cases_probe.py [PASSES]     # about 3 s a pass with a warm cache
+
+Answered in the thirteenth session (docs/PERF_NOTES.md): neither the first calls nor the first
+process; the host's CPU has slow phases of a few seconds in which every part of a call runs
+about 1.5x slower, wherever they fall. The device scripts still run this first, as a warm-up
+process (numba's cache, the driver) with the C path's parts printed.
 """
 
 from __future__ import annotations
