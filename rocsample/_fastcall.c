@@ -945,7 +945,8 @@ static PyMethodDef methods[] = {
     {"served", served_calls, METH_NOARGS, "How many calls repeat() served in this process."},
     {"timing", timing, METH_O,
      "timing(on): the host ns repeat()'s served calls spent in their parts (the capture probe, a "
-     "one-off call's outputs, node updates, graph launches, the whole call) since the last "
+     "one-off call's outputs, node updates, graph launches, the arguments' reads, the entry "
+     "match, the whole call) since the last "
      "timing() call, reset; then counts from now on only if ``on`` (off by default)."},
     {NULL, NULL, 0, NULL},
 };
