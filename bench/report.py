@@ -198,8 +198,10 @@ def decode_table(benches) -> str:
 
     A case of the interleaved form (``extra_info["samplers"]``: every sampler's loop timed in
     one case, round by round, against one forward-only loop) gives a row per sampler, all on that
-    case's forward step (the common-forward columns are then the step itself); older files hold
-    a case per sampler, each with its own forward-only rounds, put on their median."""
+    case's forward step (the common-forward columns are then the step itself), with the spread
+    of its rounds and, against each peer, in how many rounds rocsample's step was the faster
+    (``round_step_us``, from 222d44a on); older files hold a case per sampler, each with its own
+    forward-only rounds, put on their median."""
     rows = defaultdict(dict)
     for b in benches:
         e = b.get("extra_info") or {}
@@ -213,9 +215,10 @@ def decode_table(benches) -> str:
         elif "impl" in e:
             rows[(e["batch"], e.get("mode"))][e["impl"]] = e
     lines = ["| batch | mode | sampler | step us | wall step us | forward-only us (same case) "
+             "| rounds' step us (min-max) | rounds rocsample's step was faster "
              "| sampling us | sampling share | step at the common forward us "
              "| rocsample / this (common forward) |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     order = {"eager": 0, "graph": 1}
 
     def at_common(e, common):
@@ -229,17 +232,25 @@ def decode_table(benches) -> str:
         # (each measured between that case's rounds; the host drifts between cases)
         common = fwds[len(fwds) // 2] if fwds else None
         ours = at_common(d.get("rocsample") or {}, common)
+        our_rounds = (d.get("rocsample") or {}).get("round_step_us")
         for impl in sorted(d, key=lambda i: (i != "rocsample", i)):
             e = d[impl]
             step = _num(e.get("step_us"))
             share = _num(e.get("sampling_share"))
             if e.get("capture_error"):
                 lines.append(f"| {batch} | {mode} | {impl} | not captured: {e['capture_error'][:120]} "
-                             "| | | | | | |")
+                             "| | | | | | | | |")
                 continue
             c = at_common(e, common)
+            # (the interleaved form's rounds: round i of every loop ran within the same minute)
+            rounds = e.get("round_step_us") or []
+            spread = f"{min(rounds):.1f}-{max(rounds):.1f}" if rounds else "-"
+            paired = "-"
+            if impl != "rocsample" and rounds and our_rounds and len(our_rounds) == len(rounds):
+                paired = f"{sum(o < r for o, r in zip(our_rounds, rounds))} of {len(rounds)}"
             lines.append(f"| {batch} | {mode} | {impl} | {fmt(step)} | {fmt(_num(e.get('wall_step_us')))} | "
-                         f"{fmt(_num(e.get('forward_us')))} | {fmt(_num(e.get('sampling_us')))} | "
+                         f"{fmt(_num(e.get('forward_us')))} | {spread} | {paired} | "
+                         f"{fmt(_num(e.get('sampling_us')))} | "
                          f"{fmt(share * 100 if share is not None else None)}% | {fmt(c)} | "
                          f"{fmt(ours / c, 2) if ours and c else '-'} |")
     return "\n".join(lines)

@@ -90,6 +90,13 @@ def test_per_row_and_decode_tables():
                                                         "451.0", "400.0"]
     assert _row(t, "| 64 | graph | torch")[-2:] == ["600.0", "0.75"]
     assert "not captured: RuntimeError: boom" in t and "| none |" not in t
+    assert _row(t, "| 64 | graph | torch")[6:8] == ["-", "-"]  # (no rounds kept)
+    # each round's figure kept: the spread, and in how many rounds ours was the faster
+    samplers["rocsample"]["round_step_us"] = [450.0, 700.0, 440.0]
+    samplers["torch"]["round_step_us"] = [600.0, 650.0, 590.0]
+    t = report.decode_table(benches)
+    assert _row(t, "| 64 | graph | rocsample")[6:8] == ["440.0-700.0", "-"]
+    assert _row(t, "| 64 | graph | torch")[6:8] == ["590.0-650.0", "2 of 3"]
 
 
 def test_empty_or_cut_off_file_is_skipped(tmp_path, capsys):
