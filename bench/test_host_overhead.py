@@ -224,7 +224,7 @@ def _host_time(benchmark, torch, fn, **info):
     figure (``host_us_median``, what the targets read). ``host_us_idle_median``: the same call
     right after a synchronize (an idle GPU, the call alone: a notebook's one-off call), for
     PyTorch's calls as for ours; for ours with the C path's part timers on (``c_idle_parts_us``:
-    eight clock reads a call, a fraction of a microsecond), off for the busy-queue figure."""
+    ten clock reads a call, a fraction of a microsecond), off for the busy-queue figure."""
     def setup():
         torch.cuda.synchronize()
         torch.cuda._sleep(_BUSY_CYCLES)
