@@ -8,8 +8,8 @@
 # same host, same run). Carry .whl. Output: $OUT/check-report-h200.json, gate.log,
 # harness.txt, host-perf.json, host-perf-off.json, host-perf-summary.txt, host-perf-off-summary.txt
 source tools/gpu/env.sh
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 timeout ${GATE_LIMIT:-290} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
   > "$OUT/gate.log" 2>&1
@@ -17,7 +17,6 @@ echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
 grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
 [ "${HARNESS:-1}" = 1 ] && timeout 40 python3 tools/host_harness.py -n 600 -k "same" 2>&1 \
   | tee "$OUT/harness.txt" | tail -8
-BH=(--backend cuda -q -p no:cacheprovider)
 timeout ${HOST_LIMIT:-170} python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
   -k "${HOST_K:-torch}" \
   --benchmark-json="$OUT/host-perf.json" > "$OUT/host-bench.log" 2>&1

@@ -7,14 +7,13 @@
 # Each pytest runs under `timeout -s INT`, so pytest-benchmark still writes what finished.
 # Output: $OUT/check-report-h200.json, gate.log, host-perf{,-off}.json, host-perf{,-off}-summary.txt
 source tools/gpu/env.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 timeout ${GATE_LIMIT:-285} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
   > "$OUT/gate.log" 2>&1
 echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
 grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
-BH=(--backend cuda -q -p no:cacheprovider)
 timeout -s INT ${HOST_LIMIT:-160} python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
   -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
   --benchmark-json="$OUT/host-perf.json" > "$OUT/host-bench.log" 2>&1

@@ -8,8 +8,8 @@
 # host-perf{.json,-summary.txt}, order{.json,-summary.txt}, decode.json, decode.log
 source tools/gpu/env.sh
 FLASHINFER=${FLASHINFER:-fi074}; use_flashinfer "$FLASHINFER"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 if [ "${GATE:-1}" = 1 ]; then
   timeout ${GATE_LIMIT:-285} python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
@@ -17,7 +17,6 @@ if [ "${GATE:-1}" = 1 ]; then
   echo "== gate rc=$? at $((SECONDS - T0)) s"; tail -4 "$OUT/gate.log"
   grep -E "^(FAILED|ERROR)" "$OUT/gate.log" | head -10
 fi
-BH=(--backend cuda -q -p no:cacheprovider)
 timeout -s INT ${HOST_LIMIT:-80} python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
   -k "${HOST_K:-(sampler_call_torch and not new) or one_off_torch or set_rows_torch or torch_peer}" \
   --benchmark-json="$OUT/host-perf.json" > "$OUT/host-bench.log" 2>&1

@@ -10,8 +10,8 @@
 source tools/gpu/env.sh
 use_flashinfer fi074
 W=$OUT/w; mkdir -p "$W"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 SH=1x32000,1x151936,64x151936,64x262144,256x151936,256x262144
 PP0=$PYTHONPATH
@@ -26,7 +26,6 @@ for t in head ae301d7; do
   echo "== $t at $((SECONDS - T0)) s"
 done
 export PYTHONPATH=$PP0
-BH=(--backend cuda -q -p no:cacheprovider)
 timeout -s INT ${BENCH_LIMIT:-110} python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
   -k "(test_rocsample or test_torch_peer or test_flashinfer_peer) and ((min_p005 and not t08) or (chain and not chain_dev and not chain_joint))" \
   --benchmark-json="$W/sampling.json" > "$W/sampling.log" 2>&1

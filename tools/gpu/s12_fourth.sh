@@ -7,11 +7,10 @@
 # Output: $OUT/probe.txt, host-perf.json, host-perf-summary.txt, decode.json, decode.md
 source tools/gpu/env.sh
 use_flashinfer fi074
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 timeout 60 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tee "$OUT/probe.txt"
-source tools/gpu/steps.sh
 host_bench "${HOST_LIMIT:-80}"
 decode_loop "${DECODE_LIMIT:-100}"
 echo "== done at $((SECONDS - T0)) s"

@@ -6,8 +6,8 @@
 # legacy default one; where a new address's call goes, by cProfile). Carry .whl.
 # Output: $OUT/probe.txt
 source tools/gpu/env.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
 echo "== first cases on the fresh machine" | tee "$OUT/probe.txt"
 timeout 200 python3 tools/gpu/first_cases_probe.py 3 2>&1 | tee -a "$OUT/probe.txt"

@@ -8,10 +8,9 @@
 # host-perf.json, host-perf-summary.txt, decode.json, decode.md
 source tools/gpu/env.sh
 use_flashinfer fi074
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
-T0=$SECONDS
 source tools/gpu/steps.sh
+banner
+T0=$SECONDS
 run_gate "${GATE_LIMIT:-330}"
 echo "== one-off probe at $((SECONDS - T0)) s" | tee "$OUT/probe.txt"
 timeout 60 python3 tools/gpu/oneoff_streams_probe.py 1 2>&1 | grep -v Warning | tee -a "$OUT/probe.txt"

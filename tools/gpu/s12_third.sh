@@ -9,15 +9,13 @@
 # decode.md, sampling.json, sampling.md
 source tools/gpu/env.sh
 use_flashinfer fi074
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+source tools/gpu/steps.sh
+banner
 T0=$SECONDS
-BH=(--backend cuda -q -p no:cacheprovider)
 timeout 120 python3 -m pytest tests/backends/test_fastcall_gpu.py tests/regress "${BH[@]}" -k "fastcall or decode or one_off" \
   > "$OUT/fastcall-gpu.log" 2>&1
 echo "== C path GPU tests rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/fastcall-gpu.log")"
 grep -E "^(FAILED|ERROR)" "$OUT/fastcall-gpu.log" | head
-source tools/gpu/steps.sh
 host_bench "${HOST_LIMIT:-90}"
 decode_loop "${DECODE_LIMIT:-170}"
 timeout -s INT ${BENCH_LIMIT:-150} python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \

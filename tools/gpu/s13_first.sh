@@ -8,10 +8,9 @@
 # host-perf-summary.txt, decode.json, decode.md, minp-unroll.txt
 source tools/gpu/env.sh
 use_flashinfer fi074
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
-T0=$SECONDS
 source tools/gpu/steps.sh
+banner
+T0=$SECONDS
 run_gate "${GATE_LIMIT:-300}"
 # (a process between the gate and the host cases: the first process after the gate is slow)
 timeout 40 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tail -4

@@ -20,15 +20,11 @@ cat "$OUT/machine.txt"
 timeout 40 python3 tools/gpu/first_cases_probe.py 1 2>&1 | grep -v Warning | tail -4
 host_bench "${HOST_LIMIT:-80}"
 grep "Sampler.__call__ chain" "$OUT/host-perf-summary.txt"
-sampler_alone() {  # (json name, limit, command prefix...)
-  local name=$1 limit=$2; shift 2
-  timeout -s INT "$limit" "$@" python3 -m pytest bench/test_host_overhead.py "${BH[@]}" \
-    -k "sampler_call_torch and not new and chain" --benchmark-json="$OUT/$name" > /tmp/alone.log 2>&1
-  echo "== $name rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/alone.log)"
-  python3 tools/gpu/host_summary.py "$OUT/$name"
-}
-sampler_alone host-sampler.json 45
-sampler_alone host-pinned.json 45 taskset -c 3
+for run in "host-sampler.json" "host-pinned.json 3"; do  # (json name, CPU to pin to)
+  set -- $run
+  HOST_K="sampler_call_torch and not new and chain" HOST_JSON=$1 HOST_PIN=${2:-} host_bench 45
+  cat "$OUT/${1%.json}-summary.txt"; rm -f "$OUT/${1%.json}-summary.txt"  # (eight files come back)
+done
 decode_loop "${DECODE_LIMIT:-120}"
 python3 - "$OUT/decode.json" <<'PY'
 import json, sys

@@ -1,5 +1,6 @@
-# Sourced by the device scripts (after tools/gpu/env.sh and with T0 set): the steps they share,
-# each a function writing into $OUT.
+# Sourced by the device scripts (after tools/gpu/env.sh; the steps but banner need T0 set): the
+# steps they share, each a function writing into $OUT, and BH, the cuda pytest arguments.
+#   banner               the GPU (name, driver, clocks) and whether rocsample._fastcall is built
 #   run_gate [LIMIT]     python -m rocsample.check --backend cuda -> check-report-h200.json,
 #                        gate.log (prints the verdict and any failure)
 #   host_bench [LIMIT]   bench/test_host_overhead.py's torch cases (HOST_K selects; HOST_PIN=CPU
@@ -9,6 +10,11 @@
 #   decode_loop [LIMIT]  bench/test_decode_loop.py (every sampler importable) -> decode.json,
 #                        decode.md (the report's "Decode loop" table)
 BH=(--backend cuda -q -p no:cacheprovider)
+
+banner() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
+}
 
 run_gate() {
   timeout "${1:-300}" python3 -m rocsample.check --backend cuda --report "$OUT/check-report-h200.json" \
