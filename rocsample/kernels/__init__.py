@@ -29,3 +29,37 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
         if name.strip() == family and value.strip():
             cap = int(value)
     return {"max_registers": cap} if cap else {}
+
+
+#: The block-wide steps that have a warp form (``warp_parts``).
+WARP_PARTS = frozenset({"max"})
+
+
+def warp_parts(cuda) -> frozenset:
+    """The block-wide steps the kernels built for ``cuda`` take in their warp form.
+
+    On numba-cuda (32-lane warps; every block a whole number of warps) a block's maximum
+    ("max": ``block_max`` and ``block_max2`` in rocsample.kernels.sampling_fast) is a butterfly
+    of warp shuffles and one pass over the warps' maxima: two barriers where the shared-memory
+    forms take three (the finalize's two-level fold) or ten (the tree of the histogram path's
+    kernels). The simulator has no warp intrinsics and numba-hip's are not used (gfx1151 is
+    wave32, gfx942 wave64), so both keep the shared-memory forms; a maximum is the same either
+    way. ``ROCSAMPLE_WARP`` overrides the set on numba-cuda for tools/gpu's A/B timings ("0":
+    none); numba's disk cache does not key on it, so each setting needs its own
+    ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
+    ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,
+    "Fourteenth session".)
+    """
+    if getattr(cuda.jit, "__module__", "") != "numba.cuda.decorators":
+        return frozenset()
+    want = os.environ.get("ROCSAMPLE_WARP", "").strip()
+    if not want:
+        return WARP_PARTS
+    if want == "0":
+        return frozenset()
+    parts = frozenset(p.strip() for p in want.split(",") if p.strip())
+    unknown = parts - WARP_PARTS
+    if unknown:
+        raise ValueError(f"ROCSAMPLE_WARP: unknown part(s) {sorted(unknown)}; "
+                         f"expected '0' or a comma list of {sorted(WARP_PARTS)}")
+    return parts

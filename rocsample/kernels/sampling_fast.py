@@ -75,7 +75,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE, register_cap
+from rocsample.kernels import JIT_CACHE, register_cap, warp_parts
 from rocsample.kernels import philox as _ph
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
@@ -157,6 +157,8 @@ _F32_1 = np.float32(1.0)
 _F32_NINF = np.float32(-np.inf)
 _F32_INF = np.float32(np.inf)
 _F32_NAN = np.float32(np.nan)
+#: A whole warp's lane mask (the warp forms' shuffles and votes).
+_FULL = np.uint32(0xFFFFFFFF)
 #: The running best Gumbel score before a thread's first candidate (``sampling._F32_NONE``).
 _F32_NONE = np.float32(np.nan)
 _MASS_ONE = np.int64(1) << np.int64(40)
@@ -354,55 +356,58 @@ def make(cuda, load, h):
         return comp_of(s + token_gumbel(sd, ps, i), i)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls):
+    def split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs):
         # This thread's fold of the row's split partials tid, tid + bs, ...: the (key, -index)
-        # composite of the maximum into sm_c[tid], (draw != 0) that of the best Gumbel score into
-        # sm_cg[tid], ties to the lower index, and (lp != 0) the float64 (max, sum exp) pair into
-        # sm_lm[tid], sm_ls[tid]. A composite < 0: no finite logit. No barrier.
+        # composite of the maximum, (draw != 0) that of the best Gumbel score, ties to the lower
+        # index, and (lp != 0) the float64 (max, sum exp) pair. A composite < 0: no finite
+        # logit. No barrier.
         cv = _I64_M1
         cg = _I64_M1
         lm = _F64_NINF
         ls = _F64_0
+        # (A split's words are loaded together before any of them is tested: a value load
+        # behind its index test was a second dependent round trip to L2 at one row.)
         s = tid
         while s < nsplit:
             vi = pi[row, s, 0]
-            if vi < n:
-                c = comp_of(pf[row, s, 0], vi)
-                if c > cv:
-                    cv = c
+            vf = pf[row, s, 0]
+            gi = n
+            gf = _F32_0
             if draw != 0:
                 gi = pi[row, s, 1]
-                if gi < n:
-                    c = comp_of(pf[row, s, 1], gi)
-                    if c > cg:
-                        cg = c
+                gf = pf[row, s, 1]
+            if vi < n:
+                c = comp_of(vf, vi)
+                if c > cv:
+                    cv = c
+            if gi < n:
+                c = comp_of(gf, gi)
+                if c > cg:
+                    cg = c
             if lp != 0:
                 lm, ls = lse_merge64(lm, ls, np.float64(pf[row, s, 2]), np.float64(pf[row, s, 3]))
             s += bs
-        sm_c[tid] = cv
-        if draw != 0:
-            sm_cg[tid] = cg
-        if lp != 0:
-            sm_lm[tid] = lm
-            sm_ls[tid] = ls
+        return cv, cg, lm, ls
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
                       f1m, f1s, res, sm_r):
-        # The row's split partials folded into (key, -index) composites of the maximum (sm_r[8])
-        # and of the best Gumbel score (sm_r[9]), ties to the lower index, and (lp != 0) the
-        # float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD slots per thread
-        # of the first NFOLD, then by thread 0, always in the same order (the log-sum-exp is
-        # reproducible for a launch shape). Every thread of the block calls it; sm_lm / sm_ls
-        # are only touched when lp != 0. A composite < 0: no finite logit.
-        split_fold(pf, pi, row, n, nsplit, 1, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls)
-        cuda.syncthreads()
-        bsw = np.int64(bs)
-        if tid < NFOLD:
-            base = np.int64(tid) * FOLD
-            f1c[tid] = fold_slots(sm_c, base, bsw)
-            f1g[tid] = fold_slots(sm_cg, base, bsw)
-            if lp != 0:
+        # The row's split partials folded into (key, -index) composites of the maximum and of
+        # the best Gumbel score (returned to every thread), ties to the lower index, and
+        # (lp != 0) the float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD
+        # slots per thread of the first NFOLD, then by thread 0, always in the same order (the
+        # log-sum-exp is reproducible for a launch shape). Every thread of the block calls it;
+        # sm_lm / sm_ls are only touched when lp != 0. A composite < 0: no finite logit.
+        cv, cg, lm, ls = split_fold(pf, pi, row, n, nsplit, 1, lp, tid, bs)
+        if lp != 0:
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
+        cv, cg = block_max2(cv, cg, tid, bs, sm_c, sm_cg, f1c, f1g, sm_r)
+        if lp != 0:
+            # (block_max2's barriers published sm_lm / sm_ls)
+            bsw = np.int64(bs)
+            if tid < NFOLD:
+                base = np.int64(tid) * FOLD
                 am = _F64_NINF
                 as_ = _F64_0
                 for q in range(FOLD):
@@ -411,10 +416,8 @@ def make(cuda, load, h):
                         am, as_ = lse_merge64(am, as_, sm_lm[o], sm_ls[o])
                 f1m[tid] = am
                 f1s[tid] = as_
-        cuda.syncthreads()
+            cuda.syncthreads()
         if tid == 0:
-            sm_r[8] = fold_all(f1c)
-            sm_r[9] = fold_all(f1g)
             am = _F64_NINF
             as_ = _F64_0
             if lp != 0:
@@ -423,6 +426,7 @@ def make(cuda, load, h):
             res[0] = am
             res[1] = as_
         cuda.syncthreads()
+        return cv, cg
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def tail_reduce(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls):
@@ -430,7 +434,13 @@ def make(cuda, load, h):
         # of two): fewer values live at once than the two-level fold, so the streaming kernel
         # keeps its register count. Results in slot 0 (sm_cg only when draw != 0, sm_lm / sm_ls
         # only when lp != 0).
-        split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls)
+        cv, cg, lm, ls = split_fold(pf, pi, row, n, nsplit, draw, lp, tid, bs)
+        sm_c[tid] = cv
+        if draw != 0:
+            sm_cg[tid] = cg
+        if lp != 0:
+            sm_lm[tid] = lm
+            sm_ls[tid] = ls
         cuda.syncthreads()
         step = bs // 2
         while step > 0:
@@ -481,32 +491,103 @@ def make(cuda, load, h):
         bs = cuda.blockDim.x
         while s < nsplit:
             i1 = pi[row, s, 1]
+            i2 = pi[row, s, 3]
+            f1 = pf[row, s, 1]
+            f2 = pf[row, s, 4]
             if i1 < n:
-                c = comp_of(pf[row, s, 1], i1)
+                c = comp_of(f1, i1)
                 if c < c1 and c > best:
                     best = c
-            i2 = pi[row, s, 3]
             if i2 < n:
-                c = comp_of(pf[row, s, 4], i2)
+                c = comp_of(f2, i2)
                 if c < c1 and c > best:
                     best = c
             s += bs
         return best
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def block_max(sm, v, tid, bs):
-        # The largest int64 v over the block (bs a power of two), to every thread.
-        sm[tid] = v
-        cuda.syncthreads()
-        step = bs // 2
-        while step > 0:
-            if tid < step and sm[tid + step] > sm[tid]:
-                sm[tid] = sm[tid + step]
+    WARP = warp_parts(cuda)
+
+    if "max" in WARP:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_max(sm, v, tid, bs):
+            # The largest int64 v over the block, to every thread: a butterfly of shuffles in
+            # each warp, the warps' maxima through sm[0 : bs / 32] (bs a multiple of 32).
+            for off in (16, 8, 4, 2, 1):
+                o = cuda.shfl_xor_sync(_FULL, v, off)
+                if o > v:
+                    v = o
+            if (tid & 31) == 0:
+                sm[tid >> 5] = v
             cuda.syncthreads()
-            step //= 2
-        r = sm[0]
-        cuda.syncthreads()
-        return r
+            r = sm[0]
+            for q in range(1, MAX_BLOCK // 32):
+                if q * 32 < bs:
+                    o = sm[q]
+                    if o > r:
+                        r = o
+            cuda.syncthreads()
+            return r
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_max2(a, b, tid, bs, sa, sb_, fa, fb, out):
+            # The largest a and the largest b (int64) over the block, to every thread: block_max
+            # for two values at once (fa, fb, out unused: the shared-memory form's).
+            for off in (16, 8, 4, 2, 1):
+                o = cuda.shfl_xor_sync(_FULL, a, off)
+                if o > a:
+                    a = o
+                o = cuda.shfl_xor_sync(_FULL, b, off)
+                if o > b:
+                    b = o
+            if (tid & 31) == 0:
+                sa[tid >> 5] = a
+                sb_[tid >> 5] = b
+            cuda.syncthreads()
+            ra = sa[0]
+            rb = sb_[0]
+            for q in range(1, MAX_BLOCK // 32):
+                if q * 32 < bs:
+                    o = sa[q]
+                    if o > ra:
+                        ra = o
+                    o = sb_[q]
+                    if o > rb:
+                        rb = o
+            cuda.syncthreads()
+            return ra, rb
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_max(sm, v, tid, bs):
+            # The largest int64 v over the block (bs a power of two), to every thread.
+            sm[tid] = v
+            cuda.syncthreads()
+            step = bs // 2
+            while step > 0:
+                if tid < step and sm[tid + step] > sm[tid]:
+                    sm[tid] = sm[tid + step]
+                cuda.syncthreads()
+                step //= 2
+            r = sm[0]
+            cuda.syncthreads()
+            return r
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_max2(a, b, tid, bs, sa, sb_, fa, fb, out):
+            # The largest a and the largest b (int64) over the block, to every thread: FOLD
+            # slots per thread of the first NFOLD (fa, fb), then thread 0 (out[0], out[1]).
+            sa[tid] = a
+            sb_[tid] = b
+            cuda.syncthreads()
+            if tid < NFOLD:
+                base = np.int64(tid) * FOLD
+                fa[tid] = fold_slots(sa, base, np.int64(bs))
+                fb[tid] = fold_slots(sb_, base, np.int64(bs))
+            cuda.syncthreads()
+            if tid == 0:
+                out[0] = fold_all(fa)
+                out[1] = fold_all(fb)
+            cuda.syncthreads()
+            return out[0], out[1]
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_lse(res):
@@ -1243,9 +1324,8 @@ def make(cuda, load, h):
                   b_ += bs
           # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
           # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
-          reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
-                        f1m, f1s, res, sm_r)
-          cv = sm_r[8]
+          cv, _cg = reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls,
+                                  f1c, f1g, f1m, f1s, res, sm_r)
           lse = row_lse(res)
           if cv < _I64_0:
               if tid == 0:
@@ -1642,14 +1722,9 @@ def make(cuda, load, h):
               if sc > best:
                   best = sc
               j += bsw
-          if tid < L:
-              sm_cg[tid] = best
-          cuda.syncthreads()
-          if tid < NFOLD:
-              f1g[tid] = fold_slots(sm_cg, np.int64(tid) * FOLD, min(L, bsw))
-          cuda.syncthreads()
+          best, _b = block_max2(best, _I64_M1, tid, bs, sm_c, sm_cg, f1c, f1g, sm_r)
           if tid == 0:
-              put_token(x, row, comp_token(fold_all(f1g)), lp, lse, row, tokens, logprobs, status)
+              put_token(x, row, comp_token(best), lp, lse, row, tokens, logprobs, status)
 
       return kern
 
