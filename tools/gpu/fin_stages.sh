@@ -5,7 +5,8 @@
 # bin of the k-th tile, 4 the tile list, 5 the gather, 6 the rank and sorted prefix, 7 the
 # filters; 0 the whole kernel) is graph-timed at each stop, each stop its own numba cache
 # (compiled in parallel first, timed one after another). A stage's cost is the difference of
-# two stops. SH=1x32000,... picks the chain / top_k50 shapes. Output: $OUT/stages.txt. The
+# two stops. SH=1x32000,... picks the chain / top_k50 shapes; TAG=name keeps a second build's
+# caches and lines apart (e.g. TAG=plain ROCSAMPLE_WARP=0). Output: $OUT/stages.txt. The
 # patch is for 9bf0fc0's sampling_fast.py (regenerate it when the finalize changes).
 set -u
 source tools/gpu/env.sh
@@ -19,17 +20,17 @@ python3 -c "import rocsample.kernels.sampling_fast as s; print('FIN_STOP ok', s.
 STOPS="9 1 2 3 4 5 6 7 0"
 SH=${SH:-1x32000,1x151936,64x32000}
 for s in $STOPS; do
-  ( ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-$s timeout 200 python3 tools/gpu/kprofile.py --chain --topk50 \
-      --shapes 1x1024 > /tmp/warm-$s.log 2>&1
-    ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-$s timeout 200 python3 tools/gpu/kprofile.py --topk1000 \
+  ( ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-${TAG:-}$s timeout 200 python3 tools/gpu/kprofile.py --chain --topk50 \
+      --shapes "$SH" > /tmp/warm-$s.log 2>&1
+    ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-${TAG:-}$s timeout 200 python3 tools/gpu/kprofile.py --topk1000 \
       --shapes 64x151936 >> /tmp/warm-$s.log 2>&1; echo "warm $s rc=$?" >> /tmp/warm-$s.log ) &
 done
 wait
 echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
 for s in $STOPS; do
-  ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-$s timeout 60 python3 tools/gpu/kprofile.py --graph --chain --topk50 \
-    --shapes "$SH" 2>&1 | grep GRAPH | sed "s/^/stop=$s /" | tee -a "$OUT/stages.txt"
-  ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-$s timeout 60 python3 tools/gpu/kprofile.py --graph --topk1000 \
-    --shapes 64x151936 2>&1 | grep GRAPH | sed "s/^/stop=$s /" | tee -a "$OUT/stages.txt"
+  ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-${TAG:-}$s timeout 60 python3 tools/gpu/kprofile.py --graph --chain --topk50 \
+    --shapes "$SH" 2>&1 | grep GRAPH | sed "s/^/${TAG:+$TAG }stop=$s /" | tee -a "$OUT/stages.txt"
+  ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-${TAG:-}$s timeout 60 python3 tools/gpu/kprofile.py --graph --topk1000 \
+    --shapes 64x151936 2>&1 | grep GRAPH | sed "s/^/${TAG:+$TAG }stop=$s /" | tee -a "$OUT/stages.txt"
   echo "-- stop $s at $((SECONDS - T0)) s"
 done
