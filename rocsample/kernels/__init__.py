@@ -10,6 +10,11 @@ import os
 JIT_CACHE = os.environ.get("ROCSAMPLE_JIT_CACHE", "1") != "0"
 
 
+def _numba_cuda(cuda) -> bool:
+    """Whether ``cuda`` is numba-cuda's real compiler (not its simulator, not numba-hip)."""
+    return getattr(cuda.jit, "__module__", "") == "numba.cuda.decorators"
+
+
 def register_cap(cuda, family: str, default: int | None) -> dict:
     """``cuda.jit`` options capping a kernel family's registers per thread on numba-cuda.
 
@@ -21,7 +26,7 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
     cap) for tools/gpu's sweeps; numba's disk cache does not key on it, so a sweep gives each
     setting its own ``NUMBA_CACHE_DIR``.
     """
-    if getattr(cuda.jit, "__module__", "") != "numba.cuda.decorators":
+    if not _numba_cuda(cuda):
         return {}
     cap = default
     for item in os.environ.get("ROCSAMPLE_MAX_REGISTERS", "").split(","):
@@ -50,7 +55,7 @@ def warp_parts(cuda) -> frozenset:
     ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,
     "Fourteenth session".)
     """
-    if getattr(cuda.jit, "__module__", "") != "numba.cuda.decorators":
+    if not _numba_cuda(cuda):
         return frozenset()
     want = os.environ.get("ROCSAMPLE_WARP", "").strip()
     if not want:
