@@ -37,19 +37,22 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
 
 
 #: The block-wide steps that have a warp form (``warp_parts``).
-WARP_PARTS = frozenset({"max"})
+WARP_PARTS = frozenset({"max", "bin"})
 
 
 def warp_parts(cuda) -> frozenset:
     """The block-wide steps the kernels built for ``cuda`` take in their warp form.
 
     On numba-cuda (32-lane warps; every block a whole number of warps) a block's maximum
-    ("max": ``block_max`` and ``block_max2`` in rocsample.kernels.sampling_fast) is a butterfly
+    ("max": ``block_max`` and ``fold_max`` in rocsample.kernels.sampling_fast) is a butterfly
     of warp shuffles and one pass over the warps' maxima: two barriers where the shared-memory
     forms take three (the finalize's two-level fold) or ten (the tree of the histogram path's
-    kernels). The simulator has no warp intrinsics and numba-hip's are not used (gfx1151 is
-    wave32, gfx942 wave64), so both keep the shared-memory forms; a maximum is the same either
-    way. ``ROCSAMPLE_WARP`` overrides the set on numba-cuda for tools/gpu's A/B timings ("0":
+    kernels), and the tile finalize's draw over at most 32 survivors is one warp's butterfly with
+    no barrier. "bin": the tile finalize's bin of the k-th tile maximum by one warp (group sums,
+    a shuffle scan, the crossing group's bins) behind one barrier, where the shared-memory form
+    takes two and a serial pass over the groups in every thread. The simulator has no warp
+    intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so both keep
+    the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP`` overrides the set on numba-cuda for tools/gpu's A/B timings ("0":
     none); numba's disk cache does not key on it, so each setting needs its own
     ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
     ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,

@@ -390,21 +390,22 @@ def make(cuda, load, h):
         return cv, cg, lm, ls
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls, f1c, f1g,
-                      f1m, f1s, res, sm_r):
-        # The row's split partials folded into (key, -index) composites of the maximum and of
-        # the best Gumbel score (returned to every thread), ties to the lower index, and
-        # (lp != 0) the float64 (max, sum exp) pair (res[0], res[1]): per thread, then FOLD
-        # slots per thread of the first NFOLD, then by thread 0, always in the same order (the
-        # log-sum-exp is reproducible for a launch shape). Every thread of the block calls it;
+    def reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_lm, sm_ls, f1c, f1m, f1s,
+                      res, sm_r):
+        # The row's split partials folded into the (key, -index) composite of the maximum
+        # (returned to every thread), ties to the lower index, and (lp != 0) the float64
+        # (max, sum exp) pair (res[0], res[1]): per thread, then FOLD slots per thread of the
+        # first NFOLD, then by thread 0, always in the same order (the log-sum-exp is
+        # reproducible for a launch shape). The tile finalize draws from its own candidates, so
+        # the splits' best Gumbel scores are not read. Every thread of the block calls it;
         # sm_lm / sm_ls are only touched when lp != 0. A composite < 0: no finite logit.
-        cv, cg, lm, ls = split_fold(pf, pi, row, n, nsplit, 1, lp, tid, bs)
+        cv, _cg, lm, ls = split_fold(pf, pi, row, n, nsplit, 0, lp, tid, bs)
         if lp != 0:
             sm_lm[tid] = lm
             sm_ls[tid] = ls
-        cv, cg = block_max2(cv, cg, tid, bs, sm_c, sm_cg, f1c, f1g, sm_r)
+        cv = fold_max(cv, tid, bs, sm_c, f1c, sm_r)
         if lp != 0:
-            # (block_max2's barriers published sm_lm / sm_ls)
+            # (fold_max's barriers published sm_lm / sm_ls)
             bsw = np.int64(bs)
             if tid < NFOLD:
                 base = np.int64(tid) * FOLD
@@ -426,7 +427,7 @@ def make(cuda, load, h):
             res[0] = am
             res[1] = as_
         cuda.syncthreads()
-        return cv, cg
+        return cv
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def tail_reduce(pf, pi, row, n, nsplit, draw, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls):
@@ -509,13 +510,20 @@ def make(cuda, load, h):
 
     if "max" in WARP:
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def block_max(sm, v, tid, bs):
-            # The largest int64 v over the block, to every thread: a butterfly of shuffles in
-            # each warp, the warps' maxima through sm[0 : bs / 32] (bs a multiple of 32).
+        def warp_max(v):
+            # The largest int64 v over the warp, to every lane: a butterfly of shuffles (every
+            # lane of the warp calls it).
             for off in (16, 8, 4, 2, 1):
                 o = cuda.shfl_xor_sync(_FULL, v, off)
                 if o > v:
                     v = o
+            return v
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_max(sm, v, tid, bs):
+            # The largest int64 v over the block, to every thread: warp_max in each warp, the
+            # warps' maxima through sm[0 : bs / 32] (bs a multiple of 32).
+            v = warp_max(v)
             if (tid & 31) == 0:
                 sm[tid >> 5] = v
             cuda.syncthreads()
@@ -529,32 +537,18 @@ def make(cuda, load, h):
             return r
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def block_max2(a, b, tid, bs, sa, sb_, fa, fb, out):
-            # The largest a and the largest b (int64) over the block, to every thread: block_max
-            # for two values at once (fa, fb, out unused: the shared-memory form's).
-            for off in (16, 8, 4, 2, 1):
-                o = cuda.shfl_xor_sync(_FULL, a, off)
-                if o > a:
-                    a = o
-                o = cuda.shfl_xor_sync(_FULL, b, off)
-                if o > b:
-                    b = o
-            if (tid & 31) == 0:
-                sa[tid >> 5] = a
-                sb_[tid >> 5] = b
-            cuda.syncthreads()
-            ra = sa[0]
-            rb = sb_[0]
-            for q in range(1, MAX_BLOCK // 32):
-                if q * 32 < bs:
-                    o = sa[q]
-                    if o > ra:
-                        ra = o
-                    o = sb_[q]
-                    if o > rb:
-                        rb = o
-            cuda.syncthreads()
-            return ra, rb
+        def fold_max(v, tid, bs, sa, fa, out):
+            # The largest int64 v over the block, to every thread (fa, out: the shared-memory
+            # form's).
+            return block_max(sa, v, tid, bs)
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_few(v, tid, lim, sm):
+            # The largest v of threads 0 .. lim - 1 (lim <= 32; the others hold -1), to thread
+            # 0: warp 0's butterfly, no barrier. Every thread of the block calls it.
+            if tid < 32:
+                v = warp_max(v)
+            return v
     else:
         @cuda.jit(device=True, cache=JIT_CACHE)
         def block_max(sm, v, tid, bs):
@@ -572,22 +566,100 @@ def make(cuda, load, h):
             return r
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def block_max2(a, b, tid, bs, sa, sb_, fa, fb, out):
-            # The largest a and the largest b (int64) over the block, to every thread: FOLD
-            # slots per thread of the first NFOLD (fa, fb), then thread 0 (out[0], out[1]).
-            sa[tid] = a
-            sb_[tid] = b
+        def fold_max(v, tid, bs, sa, fa, out):
+            # The largest int64 v over the block, to every thread: FOLD slots per thread of the
+            # first NFOLD (fa), then thread 0 (out[0]).
+            sa[tid] = v
             cuda.syncthreads()
             if tid < NFOLD:
-                base = np.int64(tid) * FOLD
-                fa[tid] = fold_slots(sa, base, np.int64(bs))
-                fb[tid] = fold_slots(sb_, base, np.int64(bs))
+                fa[tid] = fold_slots(sa, np.int64(tid) * FOLD, np.int64(bs))
             cuda.syncthreads()
             if tid == 0:
                 out[0] = fold_all(fa)
-                out[1] = fold_all(fb)
             cuda.syncthreads()
-            return out[0], out[1]
+            return out[0]
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fold_few(v, tid, lim, sm):
+            # The largest v of threads 0 .. lim - 1 (lim <= 32), to thread 0: their values
+            # through sm, one barrier, thread 0 folds them. Every thread of the block calls it.
+            if tid < lim:
+                sm[tid] = v
+            cuda.syncthreads()
+            r = v
+            if tid == 0:
+                r = _I64_M1
+                for q in range(32):
+                    c = _I64_M1
+                    if q < lim:
+                        c = sm[q]
+                    if c > r:
+                        r = c
+            return r
+
+    if "bin" in WARP:
+        assert NGRP == 32
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def bin_select(hist, grp, sm_r, kk, tid, bs):
+            # sm_r[0] = the first bin where the tile counts from the maximum down reach kk
+            # (NBIN - 1 if they never do), to every thread (a barrier at the end): warp 0, lane
+            # g summing group g's GW bins, a shuffle scan over the 32 groups, the crossing
+            # group's lane walking its bins. grp unused (the shared-memory form's).
+            if tid < 32:
+                g = np.int64(tid)
+                c = np.int32(0)
+                for q in range(GW):
+                    c += hist[g * GW + q]
+                incl = c
+                for off in (1, 2, 4, 8, 16):
+                    o = cuda.shfl_up_sync(_FULL, incl, off)
+                    if tid >= off:
+                        incl += o
+                tot = cuda.shfl_sync(_FULL, incl, 31)
+                run = np.int64(incl - c)
+                if np.int64(tot) < kk:
+                    if tid == 0:
+                        sm_r[0] = np.int64(NBIN - 1)
+                elif run < kk and run + np.int64(c) >= kk:
+                    for q in range(GW):
+                        hb = np.int64(hist[g * GW + q])
+                        if run < kk and run + hb >= kk:
+                            sm_r[0] = g * GW + q
+                        run += hb
+            cuda.syncthreads()
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def bin_select(hist, grp, sm_r, kk, tid, bs):
+            # sm_r[0] = the first bin where the tile counts from the maximum down reach kk
+            # (NBIN - 1 if they never do), to every thread (a barrier at the end): group sums
+            # (NGRP groups of GW bins), then each group's thread sums the groups before it and,
+            # if the count crosses kk in its group, walks its bins.
+            g_ = tid
+            while g_ < NGRP:
+                c32 = np.int32(0)
+                for q in range(GW):
+                    c32 += hist[g_ * GW + q]
+                grp[g_] = c32
+                g_ += bs
+            if tid == 0:
+                sm_r[0] = np.int64(NBIN - 1)
+            cuda.syncthreads()
+            g_ = tid
+            while g_ < NGRP:
+                run = _I64_0
+                for q in range(NGRP):
+                    gq = np.int64(grp[q])
+                    if q < g_:
+                        run += gq
+                if run < kk and run + np.int64(grp[g_]) >= kk:
+                    for q in range(GW):
+                        hb = np.int64(hist[g_ * GW + q])
+                        if run < kk and run + hb >= kk:
+                            sm_r[0] = np.int64(g_ * GW + q)
+                        run += hb
+                g_ += bs
+            cuda.syncthreads()
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_lse(res):
@@ -1272,18 +1344,24 @@ def make(cuda, load, h):
                                        minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
                                        logprobs, status):
           row = cuda.blockIdx.x
+          # The row's parameters, loaded once here (a load after a barrier is not merged with
+          # one before it: each would be a round trip on the critical path).
+          t = temp[row]
+          k = topk[row]
+          p = topp[row]
+          mp = minp[row]
           # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
           # rest (a block-uniform exit before any barrier)
-          if row_mode(temp[row], topk[row], topp[row], minp[row], n, kcap) != MODE_TILE:
+          if row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
               return
+          sd = seed[row]
+          ps = pos[row]
           tid = cuda.threadIdx.x
           bs = cuda.blockDim.x
           sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
-          sm_cg = cuda.shared.array(MAX_BLOCK, np.int64)
           sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)
           sm_ls = cuda.shared.array(MAX_BLOCK, np.float64)
           f1c = cuda.shared.array(NFOLD, np.int64)
-          f1g = cuda.shared.array(NFOLD, np.int64)
           f1m = cuda.shared.array(NFOLD, np.float64)
           f1s = cuda.shared.array(NFOLD, np.float64)
           res = cuda.shared.array(4, np.float64)
@@ -1299,10 +1377,8 @@ def make(cuda, load, h):
           cnt = cuda.shared.array(4, np.int32)
           sm_r = cuda.shared.array(16, np.int64)
           bsw = np.int64(bs)
-          # The row's parameters and this thread's first tile maxima are loaded
-          # first, together, so their latency hides behind the split reduction.
-          t = temp[row]
-          k = topk[row]
+          # This thread's first tile maxima are loaded first, so their latency hides behind
+          # the split reduction.
           G = np.int64(nsplit) * np.int64(tpt)
           tv = cuda.local.array(TPRE, np.float32)
           for u in range(TPRE):
@@ -1324,8 +1400,8 @@ def make(cuda, load, h):
                   b_ += bs
           # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
           # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
-          cv, _cg = reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_cg, sm_lm, sm_ls,
-                                  f1c, f1g, f1m, f1s, res, sm_r)
+          cv = reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_lm, sm_ls, f1c, f1m,
+                             f1s, res, sm_r)
           lse = row_lse(res)
           if cv < _I64_0:
               if tid == 0:
@@ -1365,32 +1441,8 @@ def make(cuda, load, h):
                   sb[j] = np.int16(b)
               j += bsw
           cuda.syncthreads()
-          # group sums (NGRP groups of GW bins), then the group and bin where the count reaches k
-          g_ = tid
-          while g_ < NGRP:
-              c32 = np.int32(0)
-              for q in range(GW):
-                  c32 += hist[g_ * GW + q]
-              grp[g_] = c32
-              g_ += bs
-          if tid == 0:
-              sm_r[0] = np.int64(NBIN - 1)
-          cuda.syncthreads()
-          g_ = tid
-          while g_ < NGRP:
-              run = _I64_0
-              for q in range(NGRP):
-                  gq = np.int64(grp[q])
-                  if q < g_:
-                      run += gq
-              if run < kk and run + np.int64(grp[g_]) >= kk:
-                  for q in range(GW):
-                      hb = np.int64(hist[g_ * GW + q])
-                      if run < kk and run + hb >= kk:
-                          sm_r[0] = np.int64(g_ * GW + q)
-                      run += hb
-              g_ += bs
-          cuda.syncthreads()
+          # the bin where the count from the maximum down reaches k
+          bin_select(hist, grp, sm_r, kk, tid, bs)
           bsel = sm_r[0]
           tau = kmax - bin_dlim(bsel)
           if tau < _I64_0:
@@ -1547,8 +1599,6 @@ def make(cuda, load, h):
           # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
           # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
           # cnt[2] = how many of them pass min-p (a prefix: they are sorted).
-          p = topp[row]
-          mp = minp[row]
           xm = np.float64(m)                      # llama reference: the raw maximum
           if is_vllm:
               xm = np.float64(np.float32(m * inv_t))  # vllm: the scaled maximum
@@ -1704,9 +1754,8 @@ def make(cuda, load, h):
           if (not is_vllm) and mp > _F32_0 and nmp < L:
               L = nmp
           # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
-          sd = seed[row]
-          ps = pos[row]
-          # (each thread folds its survivors j = tid, tid + bs, ...: a slot a thread)
+          # (each thread folds its survivors j = tid, tid + bs, ...: a slot a thread; at most 32
+          # survivors are folded by the first 32 threads alone)
           j = np.int64(tid)
           best = _I64_M1
           while j < L:
@@ -1722,7 +1771,10 @@ def make(cuda, load, h):
               if sc > best:
                   best = sc
               j += bsw
-          best, _b = block_max2(best, _I64_M1, tid, bs, sm_c, sm_cg, f1c, f1g, sm_r)
+          if L <= np.int64(32):
+              best = fold_few(best, tid, L, sm_c)
+          else:
+              best = fold_max(best, tid, bs, sm_c, f1c, sm_r)
           if tid == 0:
               put_token(x, row, comp_token(best), lp, lse, row, tokens, logprobs, status)
 
