@@ -52,9 +52,9 @@ def warp_parts(cuda) -> frozenset:
     a shuffle scan, the crossing group's bins) behind one barrier, where the shared-memory form
     takes two and a serial pass over the groups in every thread. The simulator has no warp
     intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so both keep
-    the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP`` overrides the set on numba-cuda for tools/gpu's A/B timings ("0":
-    none); numba's disk cache does not key on it, so each setting needs its own
-    ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
+    the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP`` overrides
+    the set on numba-cuda for tools/gpu's A/B timings ("0": none); numba's disk cache does not
+    key on it, so each setting needs its own ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
     ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,
     "Fourteenth session".)
     """

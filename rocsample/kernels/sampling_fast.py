@@ -1398,8 +1398,8 @@ def make(cuda, load, h):
               while b_ < KCAP:
                   rk[b_] = np.int32(0)
                   b_ += bs
-          # (r) the split partials: (key, -index) composites of the maximum and of the best Gumbel
-          # score (ties to the lower index), and the (max, sum exp) pair when logprobs are wanted.
+          # (r) the split partials: the (key, -index) composite of the maximum (ties to the lower
+          # index), and the (max, sum exp) pair when logprobs are wanted.
           cv = reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_lm, sm_ls, f1c, f1m,
                              f1s, res, sm_r)
           lse = row_lse(res)
