@@ -167,6 +167,7 @@ _F64_NAN = np.float64(np.nan)
 _F64_0 = np.float64(0.0)
 _F64_1 = np.float64(1.0)
 _I64_0 = np.int64(0)
+_U64_0 = np.uint64(0)
 _I64_1 = np.int64(1)
 _I64_M1 = np.int64(-1)
 _LOW31 = np.int64(0x7FFFFFFF)
@@ -694,7 +695,9 @@ def make(cuda, load, h):
         # Thread 0 of a split block, after a fence that publishes its block's work: counts the
         # block done in the row's counter (phase 1's tail says why by residues). flag[0] = 1 in
         # the block that counts the row's last split, which takes nsplit off the count again and
-        # fences before the block reads the other splits' work; 0 in the others.
+        # fences before the block reads the other splits' work; 0 in the others. (The decrement
+        # after the fence was timed on the H200 in the sixteenth session: greedy, min_p and
+        # temperature 0.5-3.6% slower, bench/results/nvidia-h200-s16-ab-summary.txt. Not kept.)
         done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see phase 1's tail
         flag[0] = 0
         if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):
@@ -888,11 +891,11 @@ def make(cuda, load, h):
             return a3 + (_EPS_ABS + abs(a3) * _EPS_REL) < a1 - (_EPS_ABS + abs(a1) * _EPS_REL)
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_exact(xr, t, n, inv_t, sd, ps, bg, bgi, bg2, bgi2):
-            # Token t's exact score (token_gumbel) folded into (bg, bgi) (and bg2, bgi2) as
-            # fold_draw does; t = n: none.
+        def fold_exact(v, t, n, inv_t, sd, ps, bg, bgi, bg2, bgi2):
+            # Token t's exact score (token_gumbel; v its logit) folded into (bg, bgi) (and bg2,
+            # bgi2) as fold_draw does; t = n: none.
             if t < n:
-                g = np.float32(load(xr, 0, t) * inv_t) + token_gumbel(sd, ps, t)
+                g = np.float32(v * inv_t) + token_gumbel(sd, ps, t)
                 if not g <= bg:
                     if TOP2:
                         bg2 = bg
@@ -939,6 +942,13 @@ def make(cuda, load, h):
             sm_lb = cuda.shared.array(1, np.int32)
             t = temp[row]
             k = topk[row]
+            # (a drawing variant's seed and position with the row's parameters: loaded after
+            # the fast pass's barrier, each was a round trip of its own on the critical path)
+            sd = _U64_0
+            ps = _U64_0
+            if DRAW:
+                sd = seed[row]
+                ps = pos[row]
             tiles = row_topk(t, k, n)
             mode = row_mode(t, k, topp[row], minp[row], n, kcap)
             # TOP2 variants also draw top-p-only rows (row_nuc), their two best scores
@@ -962,8 +972,6 @@ def make(cuda, load, h):
                         sm_lb[0] = _LB_NONE   # the order key of -inf: no bound yet
                     cuda.syncthreads()
                 inv_t = _F32_1 / t
-                sd = seed[row]
-                ps = pos[row]
                 # quads wholly inside [lo, hi) are [qa, qb); a partial first quad (lo not a
                 # multiple of 4) is thread 0's, before its others, a partial last quad thread
                 # bs - 1's, after its others: every thread folds its tokens in index order.
@@ -1021,10 +1029,20 @@ def make(cuda, load, h):
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again
                     if fast_settled(a2 if TOP2 else a1, a3):
-                        bg, bgi, bg2, bgi2 = fold_exact(xr, np.int64(min(i1, i2)), n, inv_t, sd,
-                                                        ps, bg, bgi, bg2, bgi2)
-                        bg, bgi, bg2, bgi2 = fold_exact(xr, np.int64(max(i1, i2)), n, inv_t, sd,
-                                                        ps, bg, bgi, bg2, bgi2)
+                        # (both logits loaded before either score: the second load, behind the
+                        # first score's Philox call, was a round trip of its own)
+                        ia = np.int64(min(i1, i2))
+                        ib = np.int64(max(i1, i2))
+                        va = _F32_NAN
+                        vb = _F32_NAN
+                        if ia < n:
+                            va = load(xr, 0, ia)
+                        if ib < n:
+                            vb = load(xr, 0, ib)
+                        bg, bgi, bg2, bgi2 = fold_exact(va, ia, n, inv_t, sd, ps, bg, bgi, bg2,
+                                                        bgi2)
+                        bg, bgi, bg2, bgi2 = fold_exact(vb, ib, n, inv_t, sd, ps, bg, bgi, bg2,
+                                                        bgi2)
                     else:
                         bg, bgi, bg2, bgi2 = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi,
                                                         bg2, bgi2)
@@ -1153,11 +1171,16 @@ def make(cuda, load, h):
             # residues (mod nsplit) keeps it right afterwards even if launches of one plan were
             # ever run concurrently (a race whose tokens are wrong anyway): every launch adds
             # nsplit and takes it off once.
+            # Tile rows are not counted: the finalize kernel reads their partials after this
+            # launch has ended, so their blocks leave without the fence and the count (two
+            # round trips before the finalize can start).
+            if mode == MODE_TILE:
+                return
             if tid == 0:
                 cuda.threadfence()
                 count_done(ctr, row, nsplit, last_blk)
             cuda.syncthreads()
-            if last_blk[0] == 0 or mode == MODE_TILE:
+            if last_blk[0] == 0:
                 return
             tail_reduce(pf, pi, row, n, nsplit, 1 if DRAW else 0, 1 if LP else 0, tid, bs, sm_i,
                         sm_gi, sm_dm, sm_ds)
@@ -1350,12 +1373,12 @@ def make(cuda, load, h):
           k = topk[row]
           p = topp[row]
           mp = minp[row]
+          sd = seed[row]
+          ps = pos[row]
           # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
           # rest (a block-uniform exit before any barrier)
           if row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
               return
-          sd = seed[row]
-          ps = pos[row]
           tid = cuda.threadIdx.x
           bs = cuda.blockDim.x
           sm_c = cuda.shared.array(MAX_BLOCK, np.int64)

@@ -197,11 +197,16 @@ def make(cuda, load, h, f):
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_setup(temp, topk, topp, minp, vllm, si, row, n, kcap):
-        # The row's parameters, its mode, and the filter-key maximum from phase 1's state.
+        # The row's parameters, its mode, the filter-key maximum from phase 1's state, and
+        # whether the row is done (loaded with the parameters, before any branch on them:
+        # after one it was a round trip of its own, which a launch over finished rows, e.g.
+        # the histogram and select passes behind a nucleus pass that finished every row, paid
+        # in every block).
         t = temp[row]
         k = topk[row]
         p = topp[row]
         mp = minp[row]
+        done = si[row, F.HS_DONE] != 0
         mode = row_mode(t, k, p, mp, n, kcap)
         inv_t = _F32_1
         if t > _F32_0:
@@ -215,7 +220,7 @@ def make(cuda, load, h, f):
         thr = _F64_NINF
         if mp > _F32_0:
             thr = xm + math.log(np.float64(mp))
-        return mode, t, k, p, mp, inv_t, kf, xm, thr
+        return mode, t, k, p, mp, inv_t, kf, xm, thr, done
 
     # --- block-wide helpers (every thread of the block calls them) --------------------------
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -644,8 +649,10 @@ def make(cuda, load, h, f):
             nl[0] = np.int32(0)
         cuda.syncthreads()
         if r < nr:
+            # (the state with the parameters: behind the mode test it was a second round trip)
+            dn = si[r, F.HS_DONE]
             md = row_mode(temp[r], topk[r], topp[r], minp[r], n, kcap)
-            if (md == F.MODE_HIST or (minp_too and md == F.MODE_MINP)) and si[r, F.HS_DONE] == 0:
+            if (md == F.MODE_HIST or (minp_too and md == F.MODE_MINP)) and dn == 0:
                 rl[atomic_add(nl, 0, np.int32(1))] = np.int32(r)
         cuda.syncthreads()
         return nl[0]
@@ -693,14 +700,14 @@ def make(cuda, load, h, f):
                  lo, hi, shc, shm, sm, sq, th, sm_r, flag):
         # The histogram pass over split `split` of row `row` (every thread of the block).
         is_vllm = vllm != 0
-        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
-                                                          row, n, kcap)
-        if mode != F.MODE_MINP and mode != F.MODE_HIST:
-            return
-        if si[row, F.HS_DONE] != 0:
-            return
+        mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
+                                                                is_vllm, si, row, n, kcap)
         sd = seed[row]
         ps = pos[row]
+        if mode != F.MODE_MINP and mode != F.MODE_HIST:
+            return
+        if done:
+            return
         bsw = np.int64(bs)
         if mode == F.MODE_MINP:
             minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, sd, ps, pi, split, nsplit,
@@ -897,11 +904,13 @@ def make(cuda, load, h, f):
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
         flag = cuda.shared.array(1, np.int32)
         is_vllm = vllm != 0
-        mode, _t, _k, _p, _mp, inv_t, _kf, _xm, thr = row_setup(temp, topk, topp, minp, is_vllm,
-                                                                si, row, n, kcap)
-        if mode != F.MODE_MINP or si[row, F.HS_DONE] != 0:
+        mode, _t, _k, _p, _mp, inv_t, _kf, _xm, thr, done = row_setup(
+            temp, topk, topp, minp, is_vllm, si, row, n, kcap)
+        sd = seed[row]
+        ps = pos[row]
+        if mode != F.MODE_MINP or done:
             return
-        minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed[row], pos[row], pi,
+        minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, sd, ps, pi,
                  split, nsplit, ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -910,19 +919,19 @@ def make(cuda, load, h, f):
                    hi, cs, ms, sm, hist, sm_r, flag, nsv):
         # The select pass over split `split` of row `row` (every thread of the block).
         is_vllm = vllm != 0
-        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
-                                                          row, n, kcap)
-        if mode != F.MODE_HIST:
-            return
-        if si[row, F.HS_DONE] != 0:
-            return
+        mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
+                                                                is_vllm, si, row, n, kcap)
         sd = seed[row]
         ps = pos[row]
-        bsw = np.int64(bs)
-        minp_vllm = is_vllm and mp > _F32_0
         blo = si[row, F.HS_BLO]
         bhi = si[row, F.HS_BHI]
         bkp = si[row, F.HS_BKP]
+        if mode != F.MODE_HIST:
+            return
+        if done:
+            return
+        bsw = np.int64(bs)
+        minp_vllm = is_vllm and mp > _F32_0
         best = _I64_M1
         i = lo + np.int64(tid)
         vals = cuda.local.array(_UNROLL, np.float32)
@@ -1063,18 +1072,19 @@ def make(cuda, load, h, f):
         s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
         flag = cuda.shared.array(1, np.int32)
         is_vllm = vllm != 0
-        mode, t, k, p, mp, inv_t, kf, xm, thr = row_setup(temp, topk, topp, minp, is_vllm, si,
-                                                          row, n, kcap)
+        mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
+                                                                is_vllm, si, row, n, kcap)
+        # the two tokens of phase 1 (loaded with the row's state, before the branches)
+        w1 = si[row, F.HS_W1]
+        w2 = si[row, F.HS_W2]
         if mode != F.MODE_HIST or not row_nuc(k, mp, n):
             return
-        if si[row, F.HS_DONE] != 0:
+        if done:
             return
         # the two tokens' filter values: a token precedes one in the order (key desc, index
         # asc) when its value is larger, or equal at a lower index (float compares: -0.0 and
         # 0.0 are one key, as in order_key); no second token: +inf at index -1, which none
         # precedes
-        w1 = si[row, F.HS_W1]
-        w2 = si[row, F.HS_W2]
         f1 = filt(load(x, row, w1), inv_t, is_vllm)
         f2 = _F32_INF
         if w2 >= _I64_0:
