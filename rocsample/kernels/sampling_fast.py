@@ -115,14 +115,6 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 FAST_MIN_QUADS = 6
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
-#: The tile finalize's large form gathers its candidates from a tile list in tile order (a block
-#: scan instead of appends), the work items token-major (``ROCSAMPLE_GATHER_ORDERED=1``; off by
-#: default until timed on the H200 and gated). A tile's tokens lie ``tpt`` logits apart, so the
-#: list's slot-major items made every lane of a warp load its own 32-byte sector (top_k 1000 at
-#: 64 x 151936: about 1100 tiles of 60 tokens, 54 of the finalize's ~100 us in the gather,
-#: PERF_NOTES "Fourteenth session"); token-major over a list in tile order, neighbouring lanes
-#: load neighbouring tiles' tokens, neighbouring logits where the tiles are neighbours.
-GATHER_ORDERED = os.environ.get("ROCSAMPLE_GATHER_ORDERED", "0") == "1"
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -1370,7 +1362,6 @@ def make(cuda, load, h):
       # tile bins read again from the tile maxima, and the counting rank's counts in the
       # histogram (free by then); top-p by a block scan of the masses.
       KC = KCAP_L if LARGE else KCAP
-      ORD = LARGE and GATHER_ORDERED   # the large form's gather in tile order, token-major
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
       TLM = TLMAX_L if LARGE else TLMAX
@@ -1489,44 +1480,21 @@ def make(cuda, load, h):
           if tau < _I64_0:
               tau = _I64_0
           # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
-          # to the tokens (candidates are ranked by (key desc, index asc) below), only to the
-          # gather's loads (ORD: in tile order, each thread a stretch of tiles placed by a
-          # block scan of the stretches' counts)
-          if ORD:
-              per = (G + bsw - _I64_1) // bsw
-              j0 = np.int64(tid) * per
-              j1 = min(G, j0 + per)
-              own = _I64_0
-              j = j0
-              while j < j1:
-                  if tile_sel(tm, row, j, kmax, inv_t, is_vllm, bsel):
-                      own += _I64_1
-                  j += _I64_1
-              sm_c[tid] = own
-              cuda.syncthreads()
-              block_incl_scan(sm_c, tid, bs)
-              ts = sm_c[tid] - own
-              if tid == bs - 1:
-                  cnt[1] = np.int32(sm_c[tid])
-              j = j0
-              while j < j1:
-                  if tile_sel(tm, row, j, kmax, inv_t, is_vllm, bsel):
-                      if ts < TLM:
-                          tl[ts] = TL_DT(j)
-                      ts += _I64_1
-                  j += _I64_1
-          else:
-              j = np.int64(tid)
-              while j < G:
-                  if LARGE:
-                      sel = tile_sel(tm, row, j, kmax, inv_t, is_vllm, bsel)
-                  else:
-                      sel = np.int64(sb[j]) <= bsel
-                  if sel:
-                      slot = atomic_add(cnt, 1, np.int32(1))
-                      if slot < TLM:
-                          tl[slot] = TL_DT(j)
-                  j += bsw
+          # (candidates are ranked by (key desc, index asc) below). (The large form's list in
+          # tile order, a block scan, with the gather's work items token-major, so neighbouring
+          # lanes load neighbouring tiles' tokens: timed on the H200 in the sixteenth session,
+          # top_k 1000 64 x 151936 100.8 -> 99.4 us, 64 x 262144 113.1 -> 117.1; not kept.)
+          j = np.int64(tid)
+          while j < G:
+              if LARGE:
+                  sel = tile_sel(tm, row, j, kmax, inv_t, is_vllm, bsel)
+              else:
+                  sel = np.int64(sb[j]) <= bsel
+              if sel:
+                  slot = atomic_add(cnt, 1, np.int32(1))
+                  if slot < TLM:
+                      tl[slot] = TL_DT(j)
+              j += bsw
           if LARGE:
               # the histogram serves the counting rank from here on (rk)
               b_ = tid
@@ -1541,10 +1509,9 @@ def make(cuda, load, h):
               # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
               # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
               # Work item w is token c = w mod ept of list slot w div ept (a float64 quotient,
-              # corrected); ORD: token c = w div nq of slot w mod nq (token-major).
+              # corrected).
               ept = (chunk + tpt - 1) // tpt
               inv_ept = _F64_1 / np.float64(ept)
-              inv_q = _F64_1 / np.float64(max(nq, _I64_1))
               total = nq * ept
               tb = np.int64(0)
               while (np.int64(1) << tb) < tpt:
@@ -1558,20 +1525,12 @@ def make(cuda, load, h):
                       w = w0 + np.int64(u2) * bsw
                       idxs[u2] = _I64_M1
                       if w < total:
-                          if ORD:
-                              c = np.int64(np.float64(w) * inv_q)
-                              if c * nq > w:
-                                  c -= _I64_1
-                              elif (c + _I64_1) * nq <= w:
-                                  c += _I64_1
-                              sl = w - c * nq
-                          else:
-                              sl = np.int64(np.float64(w) * inv_ept)
-                              if sl * ept > w:
-                                  sl -= _I64_1
-                              elif (sl + _I64_1) * ept <= w:
-                                  sl += _I64_1
-                              c = w - sl * ept
+                          sl = np.int64(np.float64(w) * inv_ept)
+                          if sl * ept > w:
+                              sl -= _I64_1
+                          elif (sl + _I64_1) * ept <= w:
+                              sl += _I64_1
+                          c = w - sl * ept
                           q = np.int64(tl[sl])
                           sp = q >> tb
                           lo = sp * chunk
