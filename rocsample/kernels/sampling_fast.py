@@ -697,7 +697,8 @@ def make(cuda, load, h):
         # the block that counts the row's last split, which takes nsplit off the count again and
         # fences before the block reads the other splits' work; 0 in the others. (The decrement
         # after the fence was timed on the H200 in the sixteenth session: greedy, min_p and
-        # temperature 0.5-3.6% slower, bench/results/nvidia-h200-s16-ab-summary.txt. Not kept.)
+        # temperature 0.5-3.6% slower; not kept. BENCHMARKS.md, "The runs of a8bb59e, 44f2c3a
+        # and e143927".)
         done = np.uint32(atomic_add(ctr, row, np.int32(1)))   # >= 0: see phase 1's tail
         flag[0] = 0
         if np.uint32(done % np.uint32(nsplit)) == np.uint32(nsplit - 1):

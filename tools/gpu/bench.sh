@@ -13,12 +13,13 @@
 # Each step runs under `timeout -s INT` (pytest stops cleanly and pytest-benchmark still writes the
 # benchmarks finished so far). Budget: see BENCHMARKS.md ("GPU budget"); SCALE=0.5 halves every
 # step's limit; BENCH_BACKEND=cpu dry-runs the flow without a GPU; STEPS="s4 s5" runs only those
-# steps (QUICK=1 is STEPS="s1 s2 s3"), so the whole set fits two device calls of <= 600 s. Files back (<= 8): bench.log, report.md, s1-quick.json, s2-fi074.json, s3-rest.json,
+# steps (QUICK=1 is STEPS="s1 s2 s3"), so the whole set fits two device calls of <= 600 s; NO_DECODE=1
+# leaves the decode loop out of step 2. Files back (<= 8): bench.log, report.md, s1-quick.json, s2-fi074.json, s3-rest.json,
 # s4-shapes.json, s5-fi074-shapes.json.
 source tools/gpu/env.sh
 SCALE=${SCALE:-1}
 lim() { python3 -c "print(max(20, int($1 * $SCALE)))"; }
-LOG=$OUT/bench.log
+LOG=${BENCH_LOG:-$OUT/bench.log}
 BARGS=(--backend "${BENCH_BACKEND:-cuda}" -q -rfEs -p no:cacheprovider --bench-drop-data --benchmark-max-time=0.02
        --benchmark-min-rounds=5 --benchmark-columns=median,rounds)
 step() {  # step NAME LIMIT_S FLASHINFER pytest-args...
@@ -36,8 +37,12 @@ T0=$SECONDS
 STEPS=${STEPS:-$([ "${QUICK:-0}" = 1 ] && echo "s1 s2 s3" || echo "s1 s2 s3 s4 s5")}
 on() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 on s1 && step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
-on s2 && step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
-  -k "flashinfer or decode"
+if [ -n "${NO_DECODE:-}" ]; then  # (NO_DECODE=1: FlashInfer 0.7.4 at the quick shapes alone)
+  on s2 && step s2-fi074 60 fi074 bench/test_sampling.py --bench-shapes=quick -k flashinfer
+else
+  on s2 && step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
+    -k "flashinfer or decode"
+fi
 on s3 && step s3-rest 170 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
 on s4 && step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
 on s5 && step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer
