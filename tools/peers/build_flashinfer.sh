@@ -172,12 +172,23 @@ else
 fi
 
 # The carried trees, each assembled beside its place and moved there whole.
+assemble() {  # assemble NAME FILL: .peers/NAME, filled by FILL into NAME.tmp first
+  local name=$1 fill=$2 t=$PEERS/$1.tmp
+  if [ -d "$PEERS/$name" ]; then
+    skip "assemble .peers/$name" "$PEERS/$name"
+    return
+  fi
+  step_start "assemble .peers/$name"
+  rm -rf "$t" && mkdir -p "$t"
+  "$fill" "$t"
+  mv "$t" "$PEERS/$name"
+  step_done
+}
+
 # 0.2.14.post1: the Python package without data/, plus data/aot/sampling/sampling.so (0.2.x loads
 # data/aot/<module>/<module>.so before any JIT)
-if [ ! -d "$PEERS/fi0214" ]; then
-  step_start "assemble .peers/fi0214"
-  t=$PEERS/fi0214.tmp
-  rm -rf "$t" && mkdir -p "$t"
+fill_fi0214() {
+  local t=$1
   (cd "$SRC_OLD" && find flashinfer \( -name __pycache__ -o -path flashinfer/data \) -prune \
      -o -type f -print0 | xargs -0 cp --parents -t "$t")
   mkdir -p "$t/flashinfer/data/aot/sampling"
@@ -185,21 +196,15 @@ if [ ! -d "$PEERS/fi0214" ]; then
   # (host symbols and debug sections stripped: 5.3 -> 5.1 MB; the device code is untouched, and
   # the carried trees, the wheels and the tracked tree must fit a call's 64 MiB)
   strip --strip-unneeded "$t/flashinfer/data/aot/sampling/sampling.so"
-  mv "$t" "$PEERS/fi0214"
-  step_done
-else
-  skip "assemble .peers/fi0214" "$PEERS/fi0214"
-fi
+}
 
 # 0.7.4: the files of the flashinfer.* modules that `import flashinfer.sampling, flashinfer.topk`
 # loads (namespace packages have none), plus jit/api_log_stats.py (imported inside the call path),
 # no __init__.py (flashinfer is a namespace package; the version comes from flashinfer.version),
 # data/aot/{sampling,topk}/*.so (0.7.x's jit/env.py looks there first), and the unpacked
 # apache-tvm-ffi wheel without tvm_ffi/{3rdparty,CMakeLists.txt,cython,include,src}
-if [ ! -d "$PEERS/fi074" ]; then
-  step_start "assemble .peers/fi074"
-  t=$PEERS/fi074.tmp
-  rm -rf "$t" && mkdir -p "$t"
+fill_fi074() {
+  local t=$1 m
   (cd "$SRC_NEW" && FLASHINFER_WORKSPACE_BASE=$B/ws074 "$VPY" - > "$B/fi074-files.txt" <<'EOF'
 import os, sys
 import flashinfer.sampling, flashinfer.topk  # noqa: E401,F401
@@ -228,11 +233,10 @@ EOF
   done
   unzip -q "$TVM_WHL" -d "$t"
   rm -rf "$t"/tvm_ffi/{3rdparty,CMakeLists.txt,cython,include,src}
-  mv "$t" "$PEERS/fi074"
-  step_done
-else
-  skip "assemble .peers/fi074" "$PEERS/fi074"
-fi
+}
+
+assemble fi0214 fill_fi0214
+assemble fi074 fill_fi074
 
 # 6. the check: each tree from a plain PYTHONPATH (nothing of FlashInfer installed in the venv), JIT
 #    off, loads its prebuilt modules (mapped from the tree's data/aot/) and compiles nothing
