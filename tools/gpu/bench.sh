@@ -37,12 +37,9 @@ T0=$SECONDS
 STEPS=${STEPS:-$([ "${QUICK:-0}" = 1 ] && echo "s1 s2 s3" || echo "s1 s2 s3 s4 s5")}
 on() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 on s1 && step s1-quick 150 fi0214 bench/test_sampling.py --bench-shapes=quick
-if [ -n "${NO_DECODE:-}" ]; then  # (NO_DECODE=1: FlashInfer 0.7.4 at the quick shapes alone)
-  on s2 && step s2-fi074 60 fi074 bench/test_sampling.py --bench-shapes=quick -k flashinfer
-else
-  on s2 && step s2-fi074 100 fi074 bench/test_sampling.py bench/test_decode_loop.py --bench-shapes=quick \
-    -k "flashinfer or decode"
-fi
+S2=(100 bench/test_sampling.py bench/test_decode_loop.py -k "flashinfer or decode")
+[ -n "${NO_DECODE:-}" ] && S2=(60 bench/test_sampling.py -k flashinfer)   # FlashInfer 0.7.4 alone
+on s2 && step s2-fi074 "${S2[0]}" fi074 "${S2[@]:1}" --bench-shapes=quick
 on s3 && step s3-rest 170 fi0214 bench/test_set_rows.py bench/test_host_overhead.py bench/test_warm_start.py
 on s4 && step s4-shapes 180 fi0214 bench/test_sampling.py --bench-shapes=rest
 on s5 && step s5-fi074-shapes 80 fi074 bench/test_sampling.py --bench-shapes=rest -k flashinfer

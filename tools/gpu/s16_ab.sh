@@ -12,21 +12,16 @@ source tools/gpu/env.sh
 source tools/gpu/steps.sh
 banner
 T0=$SECONDS
-ROOT=$PWD
-BASE_DIR=${BASE_DIR:-tools/gpu/probe}
-REV=${REV:-45d35d3}
 run_v() {  # limit, variant, kprofile args
   local lim=$1 v=$2; shift 2
   case $v in
     new) timeout "$lim" python3 tools/gpu/kprofile.py "$@" ;;
     base)
-      timeout "$lim" env PYTHONPATH="$(printf %s "$PYTHONPATH" | sed "s#$ROOT#/tmp/base#g")" \
-        NUMBA_CACHE_DIR=/tmp/nc-base python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
+      timeout "$lim" env PYTHONPATH="$BASE_PYTHONPATH" NUMBA_CACHE_DIR=/tmp/nc-base \
+        python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
   esac
 }
-rm -rf /tmp/base && mkdir /tmp/base && cp -a rocsample tools bench /tmp/base/
-cp "$BASE_DIR/sampling_fast_$REV.py" /tmp/base/rocsample/kernels/sampling_fast.py
-cp "$BASE_DIR/sampling_hist_$REV.py" /tmp/base/rocsample/kernels/sampling_hist.py
+base_tree "${REV:-45d35d3}" sampling_fast sampling_hist
 A=(--greedy --temp --topp_alone --minp --chain --chain_dev --shapes 1x32000,64x32000,64x151936)
 B=(--temp --topp_alone --shapes 8x32000,256x32000)
 C=(--topk1000 --shapes 1x32000,64x151936)
@@ -37,12 +32,11 @@ for v in new base; do
 done
 wait
 echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
-g() { grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" | tee -a "$OUT/ab.txt"; }
 for pass in 1 2; do
   for v in new base; do
-    run_v 70 $v --graph "${A[@]}" 2>&1 | g $v
-    run_v 30 $v --graph "${B[@]}" 2>&1 | g $v
-    run_v 30 $v --graph "${C[@]}" 2>&1 | g $v
+    run_v 70 $v --graph "${A[@]}" 2>&1 | graph_lines $v
+    run_v 30 $v --graph "${B[@]}" 2>&1 | graph_lines $v
+    run_v 30 $v --graph "${C[@]}" 2>&1 | graph_lines $v
     echo "-- $v pass $pass at $((SECONDS - T0)) s"
   done
 done

@@ -26,13 +26,11 @@ echo "== bench from $((SECONDS - T0)) s"
 BENCH_LOG=/tmp/bench.log STEPS=${STEPS:-"s1 s2 s4 s5"} NO_DECODE=1 bash tools/gpu/bench.sh 2>&1 | tail -12
 grep -E "^== " /tmp/bench.log
 echo "== A/B from $((SECONDS - T0)) s"
-g() { grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" >> "$OUT/ab.txt"; }
 for pass in 1 2; do
   [ $((560 - (SECONDS - T0))) -gt 40 ] || break
-  timeout 30 python3 tools/gpu/kprofile.py --graph "${K[@]}" 2>&1 | g default
-  timeout 30 "${ORD[@]}" python3 tools/gpu/kprofile.py --graph "${K[@]}" 2>&1 | g ordered
+  timeout 30 python3 tools/gpu/kprofile.py --graph "${K[@]}" 2>&1 | graph_lines default
+  timeout 30 "${ORD[@]}" python3 tools/gpu/kprofile.py --graph "${K[@]}" 2>&1 | graph_lines ordered
 done
-cat "$OUT/ab.txt"
 left=$((585 - (SECONDS - T0)))
 if [ $left -gt 30 ]; then
   timeout $left "${ORD[@]}" python3 -m pytest "${BH[@]}" tests/kernels/test_sampling_fast.py -k large \

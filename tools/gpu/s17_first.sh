@@ -17,10 +17,9 @@ EARLY=(env ROCSAMPLE_FIN_EARLY=1 NUMBA_CACHE_DIR=/tmp/nc-early)
 ( timeout 200 "${EARLY[@]}" python3 tools/gpu/kprofile.py "${A[@]}" > /tmp/warm-early.log 2>&1 ) &
 wait
 echo "== compiled at $((SECONDS - T0)) s"
-g() { grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" | tee -a "$OUT/ab.txt"; }
 for pass in 1 2; do
-  timeout 60 python3 tools/gpu/kprofile.py --graph "${A[@]}" 2>&1 | g default
-  timeout 60 "${EARLY[@]}" python3 tools/gpu/kprofile.py --graph "${A[@]}" 2>&1 | g early
+  timeout 60 python3 tools/gpu/kprofile.py --graph "${A[@]}" 2>&1 | graph_lines default
+  timeout 60 "${EARLY[@]}" python3 tools/gpu/kprofile.py --graph "${A[@]}" 2>&1 | graph_lines early
 done
 timeout 90 "${EARLY[@]}" python3 -m pytest "${BH[@]}" tests/kernels/test_sampling_fast.py \
   tests/kernels/test_sampler_branches.py > /tmp/early-tests.log 2>&1

@@ -9,6 +9,12 @@
 #                        the met count and misses)
 #   decode_loop [LIMIT]  bench/test_decode_loop.py (every sampler importable) -> decode.json,
 #                        decode.md (the report's "Decode loop" table)
+#   graph_lines VARIANT  kprofile.py --graph's lines on stdin as "VARIANT GRAPH mode shape
+#                        gpu_us=N", printed and appended to $OUT/ab.txt
+#   base_tree REV NAME...  /tmp/base: this tree's rocsample, tools and bench, each
+#                        rocsample/kernels/NAME.py replaced by $BASE_DIR/NAME_REV.py (default
+#                        tools/gpu/probe; made by `git show REV:rocsample/kernels/NAME.py`,
+#                        carried untracked); sets BASE_PYTHONPATH (PYTHONPATH pointed there)
 BH=(--backend cuda -q -p no:cacheprovider)
 
 banner() {
@@ -33,6 +39,20 @@ host_bench() {
   echo "== host bench ($json${HOST_PIN:+, CPU $HOST_PIN}) rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/host-bench.log)"
   python3 tools/gpu/host_summary.py "$OUT/$json" > "$sum"
   echo "met: $(grep -c ' MET ' "$sum")"; grep -E "MISSED" "$sum"
+}
+
+graph_lines() {
+  grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" | tee -a "$OUT/ab.txt"
+}
+
+base_tree() {
+  local rev=$1 name
+  shift
+  rm -rf /tmp/base && mkdir /tmp/base && cp -a rocsample tools bench /tmp/base/
+  for name in "$@"; do
+    cp "${BASE_DIR:-tools/gpu/probe}/${name}_$rev.py" "/tmp/base/rocsample/kernels/$name.py"
+  done
+  BASE_PYTHONPATH=$(printf %s "$PYTHONPATH" | sed "s#$PWD#/tmp/base#g")
 }
 
 decode_loop() {
