@@ -5,7 +5,7 @@
 # tile finalize (chain, top_k 50, the per-row device parameters, mixed rows); then racecheck over
 # the histogram path's tests (tools/gpu/s16_san.sh with its other tools off), which no call has
 # finished yet. Output: $OUT/ab.txt (lines "VARIANT GRAPH mode shape gpu_us=..."), racecheck.log,
-# san-summary.txt, warm.log.
+# san-summary.txt, warm.log. SAN=0: no racecheck.
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -25,7 +25,7 @@ timeout 90 "${EARLY[@]}" python3 -m pytest "${BH[@]}" tests/kernels/test_samplin
   tests/kernels/test_sampler_branches.py > /tmp/early-tests.log 2>&1
 echo "== FIN_EARLY cuda tests rc=$? $(tail -1 /tmp/early-tests.log)" | tee -a "$OUT/ab.txt"
 left=$((580 - (SECONDS - T0)))
-if [ $left -gt 200 ]; then
+if [ "${SAN:-1}" = 1 ] && [ $left -gt 200 ]; then
   RACE_LIMIT=$((left - 150)) MEM_LIMIT=0 SYNC_LIMIT=0 bash tools/gpu/s16_san.sh
 fi
 echo "== done at $((SECONDS - T0)) s"
