@@ -265,10 +265,12 @@ def launches(plan, kn, r: Route, o: Operands) -> list:
 def after(r: Route, advance_position: bool):
     """Per launch of :func:`launches`, ``(lane, the launches it must follow)``, where a route has
     both the tile finalize and the histogram path (device parameter arrays, or a batch mixing
-    top-k <= TILE_KMAX rows with others): they serve disjoint rows (each block leaves at once on
-    a row that is not its mode's) and only read phase 1's work, so the histogram and select
-    passes (lane 1) run beside the tile finalize (lane 0) instead of after it. A position
-    advance follows both. None where the launches are a chain."""
+    top-k <= TILE_KMAX rows with others): they serve disjoint rows (a block leaves a row that
+    is not its mode's: the tile finalize's after its split reduction, whose values it then
+    drops, so what it read there of the other lane's scratch is never used) and only use phase
+    1's work, so the histogram and select passes (lane 1) run beside the tile finalize (lane 0)
+    instead of after it. A position advance follows both. None where the launches are a
+    chain."""
     if not (r.tile and r.hist):
         return None
     deps = [(0, ()), (0, (0,)), (1, (0,))]  # phase 1, tile finalize, nucleus or histogram pass

@@ -115,13 +115,6 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 FAST_MIN_QUADS = 6
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
-#: The tile finalize leaves a row that is not its mode's after the split reduction instead of
-#: before it (``ROCSAMPLE_FIN_EARLY=1``; off by default, untimed: the sixteenth session found it
-#: after its device time was spent). The exit test needs the row's parameters, so the tile
-#: maxima's preload and the split partials' loads behind it waited one round trip for them;
-#: after it, they are issued with the parameters. A block of another mode's row then does the
-#: reduction for nothing (beside the tile rows' blocks) before it leaves.
-FIN_EARLY = os.environ.get("ROCSAMPLE_FIN_EARLY", "0") == "1"
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -1370,7 +1363,6 @@ def make(cuda, load, h):
       # tile bins read again from the tile maxima, and the counting rank's counts in the
       # histogram (free by then); top-p by a block scan of the masses.
       KC = KCAP_L if LARGE else KCAP
-      EARLY = FIN_EARLY   # the exit test after the split reduction (see FIN_EARLY)
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
       TLM = TLMAX_L if LARGE else TLMAX
@@ -1393,10 +1385,6 @@ def make(cuda, load, h):
           mp = minp[row]
           sd = seed[row]
           ps = pos[row]
-          # tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
-          # rest (a block-uniform exit before any barrier; EARLY: after the split reduction)
-          if not EARLY and row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
-              return
           tid = cuda.threadIdx.x
           bs = cuda.blockDim.x
           sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
@@ -1443,8 +1431,14 @@ def make(cuda, load, h):
           # index), and the (max, sum exp) pair when logprobs are wanted.
           cv = reduce_splits(pf, pi, row, n, nsplit, lp, tid, bs, sm_c, sm_lm, sm_ls, f1c, f1m,
                              f1s, res, sm_r)
-          if EARLY and row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
-              return   # (block-uniform, after reduce_splits' last barrier)
+          # Tile rows only: phase 1 finished greedy and unfiltered rows, the histogram path the
+          # rest. The block-uniform exit comes after the split reduction, not before it: the
+          # test needs the row's parameters, and before it the tile maxima's preload and the
+          # partials' loads waited a round trip for them (H200, seventeenth session: 0.1-0.4 us
+          # off every tile-finalize case, chain 1 x 32000 15.47 -> 15.14 us). A block of another
+          # mode's row reduces its splits for nothing first (its tile maxima are not read).
+          if row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
+              return   # (after reduce_splits' last barrier)
           lse = row_lse(res)
           if cv < _I64_0:
               if tid == 0:
