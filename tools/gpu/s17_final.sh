@@ -13,12 +13,13 @@ source tools/gpu/steps.sh
 banner
 T0=$SECONDS
 run_gate "${GATE_LIMIT:-290}"
-left=$((560 - (SECONDS - T0)))
+TOTAL=${TOTAL:-590}   # the seconds the call may run
+left=$((TOTAL - 30 - (SECONDS - T0)))
 if [ $left -gt 120 ]; then
   echo "== sanitizers from $((SECONDS - T0)) s, $(( (left - 40) / 3 )) s a tool"
   PARTS=fuzz LIMIT=$(( (left - 40) / 3 )) bash tools/gpu/sanitize.sh 2>&1 | tail -8
 fi
-left=$((590 - (SECONDS - T0)))
+left=$((TOTAL - (SECONDS - T0)))
 if [ $left -gt 30 ]; then
   timeout -s INT -k 10 $left python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
     --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
