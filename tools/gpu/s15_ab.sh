@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# On the lent H200 (<= 600 s; carry .whl), the fifteenth session's first call: the tile
-# finalize's changes graph-timed against 100932c's sampling_fast.py (BASE, made by
-# `git show 100932c:rocsample/kernels/sampling_fast.py > tools/gpu/probe/sampling_fast_100932c.py`,
-# carried untracked; REV and BASE_DIR pick another, steps.sh's base_tree): new (this tree), nobin (ROCSAMPLE_WARP=max), plain (ROCSAMPLE_WARP=0),
-# bplain (BASE with ROCSAMPLE_WARP=0), and this tree's kernels with the plan's TILE_MIN at 32
-# (kprofile --tile-min 32: half the tiles at 32000-wide rows); each build its own numba cache,
-# compiled in parallel; then the gate on this tree if time is left.
+# On the lent H200 (<= 600 s; carry .whl), the fifteenth session's first call: the tile finalize's
+# changes graph-timed against 100932c's sampling_fast.py (the base copy, made by `git show
+# 100932c:rocsample/kernels/sampling_fast.py > tools/gpu/probe/sampling_fast_100932c.py`, carried
+# untracked; REV and BASE_DIR pick another, steps.sh's base_tree): new (this tree), nobin
+# (ROCSAMPLE_WARP=max), plain (ROCSAMPLE_WARP=0), bplain (the base with ROCSAMPLE_WARP=0), and this
+# tree's kernels with the plan's TILE_MIN at 32 (kprofile --tile-min 32: half the tiles at
+# 32000-wide rows); each build its own numba cache, compiled in parallel; then the gate on this
+# tree if time is left.
 # Output: $OUT/ab.txt (lines "VARIANT GRAPH mode shape gpu_us=..."), check-report-h200.json, gate.log
 set -u
 source tools/gpu/env.sh

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # On the lent H200 (<= 600 s; carry .whl), the seventeenth session's last call, on the tree that
 # lands (the tile finalize's exit test after its split reduction, no longer behind a flag): the
-# gate (python -m rocsample.check --backend cuda, --run-slow), then compute-sanitizer memcheck, racecheck and synccheck over sanitize.sh's fuzz part (every public
-# call and every kernel at small shapes), LIMIT seconds a tool from the time left; then, with any
-# time still left, the chain, top_k 50 and the per-row device parameters with PyTorch beside them
-# at the twelve shapes (bench/test_sampling.py, no FlashInfer: .peers is not carried).
-# Output (8 files): check-report-h200.json, gate.log, sanitize.json, sanitize-warmup-fuzz.log,
+# gate (python -m rocsample.check --backend cuda, --run-slow), then compute-sanitizer memcheck,
+# racecheck and synccheck over sanitize.sh's fuzz part (every public call and every kernel at
+# small shapes), LIMIT seconds a tool from the time left; then, with any time still left, the
+# chain, top_k 50 and the per-row device parameters with PyTorch beside them at the twelve shapes
+# (bench/test_sampling.py, no FlashInfer: .peers is not carried). Output (8 files):
+# check-report-h200.json, gate.log, sanitize.json, sanitize-warmup-fuzz.log,
 # sanitize-{memcheck,racecheck,synccheck}-fuzz.log, chain.json.
 set -u
 source tools/gpu/env.sh
