@@ -107,9 +107,11 @@ HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
-#: Loads in flight per thread in the streaming passes (the nucleus pass: its own).
+#: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP stream:
+#: their own, unpredicated but in the last round).
 _UNROLL = 4
 _NUC_UNROLL = 8
+_MINP_UNROLL = 8
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
 #: (relative error 2**-24 of |d|; where the mass is not 0, |d| < 29, so about 2**-19 on the
@@ -658,13 +660,28 @@ def make(cuda, load, h, f):
         return nl[0]
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def minp_row(x, row, lo, hi, tid, bs, inv_t, vllm, thr, sd, ps, pi, split, nsplit, ctr, sm,
-                 flag, lp, sf, tokens, logprobs, status, si):
+    def minp_round(xr, i, hi, bsw, vals):
+        # One round of the MINP stream from token i of the one-row view xr: _MINP_UNROLL loads
+        # issued together, without a bounds test unless the round reaches hi.
+        if i + bsw * np.int64(_MINP_UNROLL - 1) < hi:
+            for u in range(_MINP_UNROLL):
+                vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+        else:
+            load_round(xr, 0, i, hi, bsw, vals)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def minp_row(x, row, lo, hi, tid, bs, inv_t, vllm, thr, seed, pos, pi, split, nsplit, ctr,
+                 sm, flag, lp, sf, tokens, logprobs, status, si):
         # A MINP row's split [lo, hi) (every thread of the block): every token passing min-p
         # survives, so the draw is the best score over them, now; the row's last block writes
         # the token. A round marks its survivors first and draws them after, one call site of
         # the draw (a survivor's logit read again, from cache): the draw inlined in each slot
         # of the unrolled round held 76 registers a thread for a stream that rarely draws.
+        # The stream is the nucleus pass's: the row as a one-row view (no row-stride multiply
+        # a load), _MINP_UNROLL loads a round issued together (minp_round). The row's seed and
+        # position are read by a draw, not held through the stream: on the H200 the stream
+        # spilled at the kernel's 32 registers with them (and with its first round issued
+        # before the row's parameters).
         # The test float64(f) >= thr of a float32 filter value f, in float32 and exactly: f >=
         # t32, the least float32 at or above thr (NaN: nothing passes either way).
         t32 = np.float32(thr)
@@ -673,23 +690,27 @@ def make(cuda, load, h, f):
         bsw = np.int64(bs)
         best = _I64_M1
         i = lo + np.int64(tid)
-        vals = cuda.local.array(_UNROLL, np.float32)
+        xr = x[row:row + 1]
+        span = bsw * np.int64(_MINP_UNROLL)
+        vals = cuda.local.array(_MINP_UNROLL, np.float32)
+        minp_round(xr, i, hi, bsw, vals)
         while i < hi:
-            load_round(x, row, i, hi, bsw, vals)
             hit = np.int32(0)
-            for u in range(_UNROLL):
+            for u in range(_MINP_UNROLL):
                 v = vals[u]
                 if is_finite(v) and filt(v, inv_t, vllm) >= t32:
                     hit |= np.int32(1) << np.int32(u)
             j = i
             while hit != np.int32(0):
                 if hit & np.int32(1):
-                    c = score_comp(load(x, row, j), inv_t, sd, ps, j)
+                    c = score_comp(load(xr, 0, j), inv_t, seed[row], pos[row], j)
                     if c > best:
                         best = c
                 hit >>= np.int32(1)
                 j += bsw
-            i += bsw * np.int64(_UNROLL)
+            i += span
+            if i < hi:
+                minp_round(xr, i, hi, bsw, vals)
         last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
         if last and tid == 0:
             write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
@@ -708,11 +729,11 @@ def make(cuda, load, h, f):
             return
         if done:
             return
-        bsw = np.int64(bs)
         if mode == F.MODE_MINP:
-            minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, sd, ps, pi, split, nsplit,
+            minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed, pos, pi, split, nsplit,
                      ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
             return
+        bsw = np.int64(bs)
         # ---- HIST ------------------------------------------------------------------------
         need_p = p < _F32_1
         minp_vllm = is_vllm and mp > _F32_0
@@ -906,11 +927,9 @@ def make(cuda, load, h, f):
         is_vllm = vllm != 0
         mode, _t, _k, _p, _mp, inv_t, _kf, _xm, thr, done = row_setup(
             temp, topk, topp, minp, is_vllm, si, row, n, kcap)
-        sd = seed[row]
-        ps = pos[row]
         if mode != F.MODE_MINP or done:
             return
-        minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, sd, ps, pi,
+        minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed, pos, pi,
                  split, nsplit, ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
