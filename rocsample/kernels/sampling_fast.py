@@ -93,7 +93,8 @@ CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
 GMAX = 4096
 #: Fewest tokens per tile: above 4 * KCAP tiles per row, the plan halves the tiles per split
-#: until a tile has this many.
+#: until a tile has this many (twice this many in splits of at most
+#: ``rocsample.sampling_plan._SHORT_CHUNK`` logits).
 TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512

@@ -22,7 +22,8 @@ SHAPES = [(1, 1024), (1, 32000), (1, 151936), (8, 32000), (64, 32000), (64, 1519
 if "--shapes" in sys.argv:  # --shapes 1x151936,64x151936
     SHAPES = [tuple(int(v) for v in a.split("x"))
               for a in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
-if "--tile-min" in sys.argv:  # --tile-min 32: the plan's least tokens a tile (an A/B of tpt)
+# --tile-min 32: the plan's least tokens a tile, doubled in splits of <= 2048 (an A/B of tpt)
+if "--tile-min" in sys.argv:
     import rocsample.kernels.sampling_fast as _kf
     _kf.TILE_MIN = int(sys.argv[sys.argv.index("--tile-min") + 1])
 be = get_backend()
