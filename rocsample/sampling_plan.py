@@ -45,6 +45,13 @@ _MIN_CHUNK = 16384
 _ALIGN = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
+#: Splits of at most this many logits (one row or a few of up to about 64k logits: 31 splits of
+#: 1033 at 1 and 8 x 32000) take tiles of at least 2 * TILE_MIN tokens: half the tile maxima for
+#: the finalize's histogram, the gather reading longer tiles. On the H200 (graph-timed, two passes,
+#: bench/results/nvidia-h200-ac79c6d-s18-ab.txt) the chain at 1 x 32000 15.13 -> 15.00 us, top_k 50
+#: 14.10 -> 13.79, at 8 x 32000 15.82 -> 15.67 and 14.80 -> 14.72; at 64 x 32000 (splits of 6400)
+#: the fifteenth session measured it 0.4-0.8 us slower, hence the bound.
+_SHORT_CHUNK = 2048
 #: The rows the nucleus pass leaves (rarely more than one in a batch) are finished by the
 #: histogram and select passes launched row-strided (``SamplingPlan.rows_fin``): each row in
 #: splits of ``_FIN_CHUNK`` logits, so one left row takes a fraction of a microsecond's reads a
@@ -56,13 +63,6 @@ PURPOSE = "sample"
 #: grid of 8 blocks a compute unit made the two launches 5.0-6.2 us each where every row was
 #: finished (3.5 at the drawing splits x 64 rows): hence 2. ``ROCSAMPLE_FIN_CHUNK`` and
 #: ``ROCSAMPLE_FIN_BLOCKS_PER_CU`` override them (timings).
-#: Splits of at most this many logits (one row or a few of up to about 64k logits: 31 splits of
-#: 1033 at 1 and 8 x 32000) take tiles of at least 2 * TILE_MIN tokens: half the tile maxima for
-#: the finalize's histogram, the gather reading longer tiles. On the H200 (graph-timed, two passes,
-#: bench/results/nvidia-h200-ac79c6d-s18-ab.txt) the chain at 1 x 32000 15.13 -> 15.00 us, top_k 50
-#: 14.10 -> 13.79, at 8 x 32000 15.82 -> 15.67 and 14.80 -> 14.72; at 64 x 32000 (splits of 6400)
-#: the fifteenth session measured it 0.4-0.8 us slower, hence the bound.
-_SHORT_CHUNK = 2048
 _FIN_CHUNK = int(os.environ.get("ROCSAMPLE_FIN_CHUNK") or 2048)
 _FIN_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_FIN_BLOCKS_PER_CU") or 2)
 #: The select pass keeps a split winner per (row, split) (the scratch's ``pi``, laid out for the

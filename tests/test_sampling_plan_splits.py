@@ -224,3 +224,23 @@ def test_the_large_form_switch(monkeypatch):
     monkeypatch.setattr(R, "TILE_LARGE", None)
     r = R.route(plan, _host(64, 0, dev=True))
     assert not r.large and r.kcap == KF.KCAP and r.dev
+
+
+@pytest.mark.parametrize("rows, vocab, tpt", [
+    (1, 32000, 32), (8, 32000, 32), (64, 32000, 256), (256, 32000, 256),
+    (1, 151936, 16), (8, 151936, 64), (1, 262144, 16), (64, 262144, 256),
+])
+def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
+    # Above 4 * KCAP tiles a row a tile holds at least TILE_MIN (16) tokens, 32 in splits of at
+    # most 2048 logits (1 and 8 x 32000: 31 splits of 1033, 992 tiles a row instead of 1984;
+    # PERF_NOTES "Eighteenth session"); the 64-row shapes' splits of 6400 keep 16, and the
+    # one-row 151936- and 262144-wide rows are held to GMAX tiles either way.
+    from rocsample.kernels import sampling_fast as KF
+
+    plan = _plan(rows, vocab)
+    assert plan.tpt == tpt
+    tiles = plan.splits * plan.tpt
+    assert tiles <= KF.GMAX
+    if tiles > 4 * KF.KCAP:
+        least = 2 * KF.TILE_MIN if plan.chunk <= 2048 else KF.TILE_MIN
+        assert plan.chunk >= least * plan.tpt
