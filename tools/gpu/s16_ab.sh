@@ -46,20 +46,5 @@ if [ $left -gt 40 ]; then
     tests/kernels/test_sampling_hist.py tests/kernels/test_sampling_nucleus.py > "$OUT/tests.log" 2>&1
   echo "== kernel tests rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/tests.log")"
 fi
-(python3 - "$OUT/ab.txt" <<'PY'
-import collections, re, statistics, sys
-d = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+) GRAPH (\S+) (\S+) gpu_us=([0-9.]+)", line)
-    if m:
-        d[(m[2], m[3], m[1])].append(float(m[4]))
-keys = sorted({(a, b) for a, b, _ in d})
-print(f"{'mode':<12}{'shape':<12}{'new':>16}{'base':>16}{'new/base':>10}")
-for a, b in keys:
-    n, o = d.get((a, b, "new"), []), d.get((a, b, "base"), [])
-    if n and o:
-        r = statistics.median(n) / statistics.median(o)
-        print(f"{a:<12}{b:<12}{'/'.join(f'{x:.1f}' for x in n):>16}{'/'.join(f'{x:.1f}' for x in o):>16}{r:>10.3f}")
-PY
-) | tee "$OUT/ab-summary.txt"
+python3 tools/gpu/ab_summary.py "$OUT/ab.txt" new base | tee "$OUT/ab-summary.txt"
 echo "== done at $((SECONDS - T0)) s"

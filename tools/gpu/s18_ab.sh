@@ -17,10 +17,6 @@ source tools/gpu/env.sh
 source tools/gpu/steps.sh
 banner
 T0=$SECONDS
-alt_tree() {  # NAME FILE: /tmp/t-NAME, this tree with FILE as rocsample/kernels/sampling_hist.py
-  rm -rf "/tmp/t-$1" && mkdir "/tmp/t-$1" && cp -a rocsample tools bench "/tmp/t-$1/"
-  cp "$2" "/tmp/t-$1/rocsample/kernels/sampling_hist.py"
-}
 alt_tree base tools/gpu/probe/sampling_hist_ac79c6d.py
 alt_tree nopre tools/gpu/probe/sampling_hist_nopre.py
 run_v() {  # limit, variant, kprofile args
@@ -58,24 +54,5 @@ for pass in 1 2; do
   echo "-- tile pass $pass at $((SECONDS - T0)) s"
 done
 run_v 60 new --graph "${C[@]}" 2>&1 | graph_lines new
-(python3 - "$OUT/ab.txt" <<'PY'
-import collections, statistics, sys
-t = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    v, _, mode, shape, us = line.split()
-    t[(mode, shape, v)].append(float(us.split("=")[1]))
-keys = sorted({(m, s) for m, s, _ in t})
-print(f"{'mode':8} {'shape':11} " + " ".join(f"{v:>16}" for v in ("new", "base", "nopre", "t32")))
-for m, s in keys:
-    cells = []
-    for v in ("new", "base", "nopre", "t32"):
-        x = t.get((m, s, v))
-        cells.append(f"{statistics.mean(x):8.2f} ({len(x)})" if x else " " * 12)
-    print(f"{m:8} {s:11} " + " ".join(f"{c:>16}" for c in cells))
-for s in sorted({s for m, s in keys}):
-    a, c = t.get(("minp", s, "new")), t.get(("chain", s, "new"))
-    if a and c:
-        print(f"min_p / chain {s}: {statistics.mean(a) / statistics.mean(c):.3f}")
-PY
-) | tee "$OUT/summary.txt"
+python3 tools/gpu/ab_summary.py "$OUT/ab.txt" new base nopre t32 | tee "$OUT/summary.txt"
 echo "== done at $((SECONDS - T0)) s"

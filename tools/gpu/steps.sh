@@ -11,6 +11,9 @@
 #                        decode.md (the report's "Decode loop" table)
 #   graph_lines VARIANT  kprofile.py --graph's lines on stdin as "VARIANT GRAPH mode shape
 #                        gpu_us=N", printed and appended to $OUT/ab.txt
+#   alt_tree NAME FILE   /tmp/t-NAME: this tree's rocsample, tools and bench with FILE as
+#                        rocsample/kernels/sampling_hist.py (an alternative kernel file, carried
+#                        untracked in tools/gpu/probe)
 #   base_tree REV NAME...  /tmp/base: this tree's rocsample, tools and bench, each
 #                        rocsample/kernels/NAME.py replaced by $BASE_DIR/NAME_REV.py (default
 #                        tools/gpu/probe; made by `git show REV:rocsample/kernels/NAME.py`,
@@ -43,6 +46,11 @@ host_bench() {
 
 graph_lines() {
   grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" | tee -a "$OUT/ab.txt"
+}
+
+alt_tree() {
+  rm -rf "/tmp/t-$1" && mkdir "/tmp/t-$1" && cp -a rocsample tools bench "/tmp/t-$1/"
+  cp "$2" "/tmp/t-$1/rocsample/kernels/sampling_hist.py"
 }
 
 base_tree() {
