@@ -107,8 +107,8 @@ HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
-#: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP stream:
-#: their own, unpredicated but in the last round).
+#: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
+#: stream: their own, unpredicated but in the last round).
 _UNROLL = 4
 _NUC_UNROLL = 8
 _MINP_UNROLL = 8
@@ -659,61 +659,70 @@ def make(cuda, load, h, f):
         cuda.syncthreads()
         return nl[0]
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def minp_round(xr, i, hi, bsw, vals):
-        # One round of the MINP stream from token i of the one-row view xr: _MINP_UNROLL loads
-        # issued together, without a bounds test unless the round reaches hi.
-        if i + bsw * np.int64(_MINP_UNROLL - 1) < hi:
-            for u in range(_MINP_UNROLL):
-                vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-        else:
-            load_round(xr, 0, i, hi, bsw, vals)
+    def minp_stream(U):
+        # minp_row with rounds of U loads: the MINP kernel's _MINP_UNROLL; the histogram
+        # kernel's MINP rows (mixed and device-parameter routes) take _UNROLL, as its other
+        # streams do: at eight, beside the HIST rows' code, it spilled on gfx1151 (numba-hip).
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def minp_round(xr, i, hi, bsw, vals):
+            # One round of the MINP stream from token i of the one-row view xr: U loads issued
+            # together, without a bounds test unless the round reaches hi.
+            if i + bsw * np.int64(U - 1) < hi:
+                for u in range(U):
+                    vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+            else:
+                load_round(xr, 0, i, hi, bsw, vals)
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def minp_row(x, row, lo, hi, tid, bs, inv_t, vllm, thr, seed, pos, pi, split, nsplit, ctr,
-                 sm, flag, lp, sf, tokens, logprobs, status, si):
-        # A MINP row's split [lo, hi) (every thread of the block): every token passing min-p
-        # survives, so the draw is the best score over them, now; the row's last block writes
-        # the token. A round marks its survivors first and draws them after, one call site of
-        # the draw (a survivor's logit read again, from cache): the draw inlined in each slot
-        # of the unrolled round held 76 registers a thread for a stream that rarely draws.
-        # The stream is the nucleus pass's: the row as a one-row view (no row-stride multiply
-        # a load), _MINP_UNROLL loads a round issued together (minp_round). The row's seed and
-        # position are read by a draw, not held through the stream: on the H200 the stream
-        # spilled at the kernel's 32 registers with them (and with its first round issued
-        # before the row's parameters).
-        # The test float64(f) >= thr of a float32 filter value f, in float32 and exactly: f >=
-        # t32, the least float32 at or above thr (NaN: nothing passes either way).
-        t32 = np.float32(thr)
-        if np.float64(t32) < thr:
-            t32 = key_value(order_key(t32) + _I64_1)
-        bsw = np.int64(bs)
-        best = _I64_M1
-        i = lo + np.int64(tid)
-        xr = x[row:row + 1]
-        span = bsw * np.int64(_MINP_UNROLL)
-        vals = cuda.local.array(_MINP_UNROLL, np.float32)
-        minp_round(xr, i, hi, bsw, vals)
-        while i < hi:
-            hit = np.int32(0)
-            for u in range(_MINP_UNROLL):
-                v = vals[u]
-                if is_finite(v) and filt(v, inv_t, vllm) >= t32:
-                    hit |= np.int32(1) << np.int32(u)
-            j = i
-            while hit != np.int32(0):
-                if hit & np.int32(1):
-                    c = score_comp(load(xr, 0, j), inv_t, seed[row], pos[row], j)
-                    if c > best:
-                        best = c
-                hit >>= np.int32(1)
-                j += bsw
-            i += span
-            if i < hi:
-                minp_round(xr, i, hi, bsw, vals)
-        last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
-        if last and tid == 0:
-            write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def minp_row(x, row, lo, hi, tid, bs, inv_t, vllm, thr, seed, pos, pi, split, nsplit,
+                     ctr, sm, flag, lp, sf, tokens, logprobs, status, si):
+            # A MINP row's split [lo, hi) (every thread of the block): every token passing
+            # min-p survives, so the draw is the best score over them, now; the row's last
+            # block writes the token. A round marks its survivors first and draws them after,
+            # one call site of the draw (a survivor's logit read again, from cache): the draw
+            # inlined in each slot of the unrolled round held 76 registers a thread for a
+            # stream that rarely draws. The stream is the nucleus pass's: the row as a one-row
+            # view (no row-stride multiply a load), U loads a round issued together
+            # (minp_round). The row's seed and position are read by a draw, not held through
+            # the stream: on the H200 the MINP kernel's stream spilled at its 32 registers with
+            # them (and with its first round issued before the row's parameters).
+            # The test float64(f) >= thr of a float32 filter value f, in float32 and exactly:
+            # f >= t32, the least float32 at or above thr (NaN: nothing passes either way).
+            t32 = np.float32(thr)
+            if np.float64(t32) < thr:
+                t32 = key_value(order_key(t32) + _I64_1)
+            bsw = np.int64(bs)
+            best = _I64_M1
+            i = lo + np.int64(tid)
+            xr = x[row:row + 1]
+            span = bsw * np.int64(U)
+            vals = cuda.local.array(U, np.float32)
+            minp_round(xr, i, hi, bsw, vals)
+            while i < hi:
+                hit = np.int32(0)
+                for u in range(U):
+                    v = vals[u]
+                    if is_finite(v) and filt(v, inv_t, vllm) >= t32:
+                        hit |= np.int32(1) << np.int32(u)
+                j = i
+                while hit != np.int32(0):
+                    if hit & np.int32(1):
+                        c = score_comp(load(xr, 0, j), inv_t, seed[row], pos[row], j)
+                        if c > best:
+                            best = c
+                    hit >>= np.int32(1)
+                    j += bsw
+                i += span
+                if i < hi:
+                    minp_round(xr, i, hi, bsw, vals)
+            last, best = split_winner(best, pi, row, split, nsplit, ctr, tid, bs, sm, flag)
+            if last and tid == 0:
+                write_token(x, row, best, lp, sf, tokens, logprobs, status, si)
+
+        return minp_row
+
+    minp_row = minp_stream(_MINP_UNROLL)
+    minp_row_hist = minp_stream(_UNROLL)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si, sf,
@@ -730,8 +739,8 @@ def make(cuda, load, h, f):
         if done:
             return
         if mode == F.MODE_MINP:
-            minp_row(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed, pos, pi, split, nsplit,
-                     ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
+            minp_row_hist(x, row, lo, hi, tid, bs, inv_t, is_vllm, thr, seed, pos, pi, split,
+                          nsplit, ctr, sm, flag, lp, sf, tokens, logprobs, status, si)
             return
         bsw = np.int64(bs)
         # ---- HIST ------------------------------------------------------------------------

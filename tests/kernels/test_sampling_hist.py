@@ -140,34 +140,43 @@ def test_min_p_threshold_between_two_float32_logits(backend, shape, rng, kmax, o
 
 
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_min_p_stream_whole_rounds_and_tail(backend, shape, rng, kmax, order):
-    # The MINP stream loads KH._MINP_UNROLL logits a thread a round, without a bounds test while
-    # the round fits the split, then one predicated round. Splits of several whole rounds and a
-    # ragged tail (the 3 x 150
-    # shape has neither on the simulator). Rows with one survivor each (the maximum) at every
-    # slot of a whole round, in the second round, at the tail's first and last tokens and at
-    # each split's edges: a token the stream skips leaves its row without a draw. Then a row
-    # with survivors at all those places, the winner checked against the reference.
-    splits, U = 2, KH._MINP_UNROLL
+@pytest.mark.parametrize("via", ["minp_kernel", "hist_kernel"])
+def test_min_p_stream_whole_rounds_and_tail(backend, shape, rng, kmax, order, via):
+    # The MINP stream loads U logits a thread a round (the MINP kernel: KH._MINP_UNROLL; the
+    # histogram kernel, which serves MINP rows when a top-p row shares the batch: KH._UNROLL),
+    # without a bounds test while the round fits the split, then one predicated round. Splits
+    # of several whole rounds and a ragged tail (the 3 x 150 shape has neither on the
+    # simulator). Rows with one survivor each (the maximum) at every slot of a whole round, in
+    # the second round, at the tail's first and last tokens and at each split's edges: a token
+    # the stream skips leaves its row without a draw. Then a row with survivors at all those
+    # places, the winner checked against the reference.
+    splits = 2
+    U = KH._MINP_UNROLL if via == "minp_kernel" else KH._UNROLL
     bs = shape["block"] or 256
-    vocab = 2 * (2 * bs * U + 37)
+    vocab = 2 * (2 * bs * KH._MINP_UNROLL + 37)
     chunk = vocab // splits
     full = (chunk // (bs * U)) * bs * U
     at = [u * bs + (5 * u) % bs for u in range(U)] + [chunk]
     for s0 in (0, chunk):
         at += [s0 + bs * U + 3, s0 + full, s0 + chunk - 1]
-    rows = len(at) + 1
+    n_at = len(at)
+    rows = n_at + (1 if via == "minp_kernel" else 2)
     lg = (rng.normal(size=(rows, vocab)) - 8).astype(np.float32)
     for r, j in enumerate(at):
         lg[r, j] = 1.0
-    lg[-1, at] = rng.uniform(1.0, 2.0, len(at)).astype(np.float32)
+    lg[n_at, at] = rng.uniform(1.0, 2.0, n_at).astype(np.float32)
     params = dict(temperature=0.9, min_p=0.2, order=order)
+    if via == "hist_kernel":   # the last row: top_p alone, random logits
+        lg[-1] = rng.normal(size=vocab).astype(np.float32)
+        params.update(min_p=np.full(rows, 0.2, np.float32), top_p=np.ones(rows, np.float32))
+        params["min_p"][-1] = 0.0
+        params["top_p"][-1] = 0.9
     seed = rng.integers(0, 2**63, rows)
     tok, lp = _run(dict(shape, splits=splits), lg, seed=seed, position=3, **params)
     compare(backend, lg, tok, lp, seed=seed, position=3, **params)
     t_ = host(backend, tok)
-    assert (t_[:len(at)] == np.array(at)).all()
-    assert lg[-1, t_[-1]] >= 1.0
+    assert (t_[:n_at] == np.array(at)).all()
+    assert lg[n_at, t_[n_at]] >= 1.0
 
 
 def test_split_counts_never_change_tokens(backend, shape, rng, kmax):
