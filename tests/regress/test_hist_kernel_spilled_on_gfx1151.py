@@ -19,17 +19,10 @@ minute of compiling on two cores, less with the gate's code-object cache).
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
-
 import pytest
 
-ROOT = pathlib.Path(__file__).parents[2]
-AMD_HOME = pathlib.Path(os.environ.get("ROCSAMPLE_AMD_HOME") or pathlib.Path(
-    os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "rocsample" / "amd-toolchain")
+from tests.amd_offline import TOOLCHAIN_SKIP, compile_recorded
+
 KERNELS = ("hist._sample_hist_kernel", "hist._sample_minp_kernel")
 
 # sampling on the simulator, recording each kernel signature it launches (tools/kernel_sigs.py)
@@ -57,29 +50,8 @@ for x, kw in ((f, {}), (f.astype(np.float16), {}),
 """
 
 
-def _toolchain() -> pathlib.Path | None:
-    ok = (AMD_HOME / "env.sh").is_file() and (AMD_HOME / "venv" / "bin" / "python").is_file()
-    return AMD_HOME if ok else None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(_toolchain() is None, reason=f"cpu-only: an offline AMD compile (no GPU involved) "
-                    f"with the toolchain in {AMD_HOME}, which make check-amd-offline builds")
+@TOOLCHAIN_SKIP
 def test_hist_and_minp_kernels_compile_for_gfx1151_without_scratch(tmp_path):
-    rec = tmp_path / "sigs.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("NUMBA_ENABLE_CUDASIM", None)
-    r = subprocess.run([sys.executable, "-c", _RECORD, str(ROOT), str(rec)], env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    recs = [x for x in json.loads(rec.read_text()) if x["kernel"].endswith(KERNELS)]
-    got = sorted({x["kernel"] for x in recs})
-    assert len(got) == 6, f"recorded {got}"   # two kernels x three logits types
-    rec.write_text(json.dumps(recs))
-    env["ROCSAMPLE_AMD_CACHE"] = str(ROOT / "build" / "amd" / "cache")  # the gate's cache
-    cmd = (f'. "{AMD_HOME}/env.sh" && "$ROCSAMPLE_AMD_PY" tools/amd/compile_check.py "{rec}" '
-           "--arch gfx1151 --jobs 2")
-    r = subprocess.run(["bash", "-c", cmd], env=env, cwd=ROOT, capture_output=True, text=True,
-                       timeout=1200)
-    failed = [ln for ln in r.stdout.splitlines() if "FAIL" in ln]
-    assert r.returncode == 0 and not failed, "\n".join(failed) or r.stdout[-3000:] + r.stderr[-3000:]
+    kernels = compile_recorded(tmp_path, _RECORD, lambda k: k.endswith(KERNELS))
+    assert len(kernels) == 6, f"recorded {kernels}"   # two kernels x three logits types
