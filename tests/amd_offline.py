@@ -1,10 +1,10 @@
 """The offline AMD compile the gfx1151 regression tests share (no GPU involved).
 
 ``TOOLCHAIN_SKIP`` skips a test where the toolchain of ``tools/amd/setup.sh`` is missing (``make
-check-amd-offline`` builds it). ``compile_recorded(tmp_path, record, keep)`` runs the Python
-source ``record`` on the simulator, which records each kernel signature it launches
-(tools/kernel_sigs.py; the source gets the repository root and the record's path as argv[1] and
-argv[2]), keeps the records whose kernel name ``keep`` accepts, and compiles them for gfx1151
+check-amd-offline`` builds it). ``compile_recorded(tmp_path, calls, keep)`` runs the Python source
+``calls`` on the simulator after ``RECORD``'s lines (NumPy as ``np``, ``rocsample`` on the sim
+backend as ``be``, every launch's kernel signature recorded by tools/kernel_sigs.py), keeps the
+records whose kernel name ``keep`` accepts, and compiles them for gfx1151
 with ``tools/amd/compile_check.py`` (the gate's code-object cache); it returns the kernel names
 kept and asserts that every one compiled and passed the checks (no private segment among them).
 """
@@ -33,7 +33,23 @@ TOOLCHAIN_SKIP = pytest.mark.skipif(
     f"toolchain in {AMD_HOME}, which make check-amd-offline builds")
 
 
-def compile_recorded(tmp_path, record: str, keep) -> list[str]:
+#: The recording run's first lines (argv: the repository root, the record's path).
+RECORD = r"""
+import importlib, importlib.util, os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+import numpy as np
+import rocsample
+rocsample.use_backend("sim")
+spec = importlib.util.spec_from_file_location("kernel_sigs", sys.argv[1] + "/tools/kernel_sigs.py")
+ks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ks)
+be = rocsample.get_backend()
+ks.install(be, sys.argv[2])
+"""
+
+
+def compile_recorded(tmp_path, calls: str, keep) -> list[str]:
+    record = RECORD + calls
     rec = tmp_path / "sigs.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_ENABLE_CUDASIM", None)

@@ -25,19 +25,9 @@ from tests.amd_offline import TOOLCHAIN_SKIP, compile_recorded
 
 KERNELS = ("hist._sample_hist_kernel", "hist._sample_minp_kernel")
 
-# sampling on the simulator, recording each kernel signature it launches (tools/kernel_sigs.py)
+# the calls on the simulator whose kernel signatures are recorded (tests/amd_offline.py)
 _RECORD = r"""
-import importlib.util, os, sys
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-import numpy as np
-import rocsample
 import rocsample.sampling as rs
-rocsample.use_backend("sim")
-spec = importlib.util.spec_from_file_location("kernel_sigs", sys.argv[1] + "/tools/kernel_sigs.py")
-ks = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ks)
-be = rocsample.get_backend()
-ks.install(be, sys.argv[2])
 rng = np.random.default_rng(0)
 f = rng.standard_normal((2, 64)).astype(np.float32)
 t = np.full(2, 0.9, np.float32)

@@ -29,18 +29,8 @@ from tests.amd_offline import TOOLCHAIN_SKIP, compile_recorded
 QUANT_KERNELS = {"_set_rows_quant_kernel", "_set_rows_fused_quant_kernel",
                  "_set_rows_quant_bytes_kernel", "_set_rows_fused_quant_bytes_kernel"}
 
-# set_rows on the simulator, recording each kernel signature it launches (tools/kernel_sigs.py)
+# the calls on the simulator whose kernel signatures are recorded (tests/amd_offline.py)
 _RECORD = r"""
-import importlib, importlib.util, os, sys
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-import numpy as np
-import rocsample
-rocsample.use_backend("sim")
-spec = importlib.util.spec_from_file_location("kernel_sigs", sys.argv[1] + "/tools/kernel_sigs.py")
-ks = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ks)
-be = rocsample.get_backend()
-ks.install(be, sys.argv[2])
 sr = importlib.import_module("rocsample.set_rows")
 rng = np.random.default_rng(0)
 idx = np.array([1, 3], dtype=np.int64)
