@@ -25,7 +25,7 @@ run_v() {  # limit, variant, kprofile args
     new) timeout "$lim" python3 tools/gpu/kprofile.py "$@" ;;
     t32) timeout "$lim" python3 tools/gpu/kprofile.py --tile-min 32 "$@" ;;
     base|nopre)
-      timeout "$lim" env PYTHONPATH="$(printf %s "$PYTHONPATH" | sed "s#$PWD#/tmp/t-$v#g")" \
+      timeout "$lim" env PYTHONPATH="$(tree_path /tmp/t-$v)" \
         NUMBA_CACHE_DIR=/tmp/nc-$v python3 /tmp/t-$v/tools/gpu/kprofile.py "$@" ;;
   esac
 }

@@ -20,7 +20,7 @@ run_v() {  # limit, variant, script (kprofile.py or ncu ... python3 kprofile.py)
   local lim=$1 v=$2; shift 2
   case $v in
     new) timeout "$lim" "$@" ;;
-    *) timeout "$lim" env PYTHONPATH="$(printf %s "$PYTHONPATH" | sed "s#$PWD#/tmp/t-$v#g")" \
+    *) timeout "$lim" env PYTHONPATH="$(tree_path /tmp/t-$v)" \
          NUMBA_CACHE_DIR=/tmp/nc-$v "$@" ;;
   esac
 }

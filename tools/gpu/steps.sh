@@ -11,6 +11,8 @@
 #                        decode.md (the report's "Decode loop" table)
 #   graph_lines VARIANT  kprofile.py --graph's lines on stdin as "VARIANT GRAPH mode shape
 #                        gpu_us=N", printed and appended to $OUT/ab.txt
+#   copy_tree DIR, tree_path DIR  a copy of this tree's rocsample, tools and bench at DIR; this
+#                        PYTHONPATH pointed there (the two alternative-tree steps below use them)
 #   alt_tree NAME FILE   /tmp/t-NAME: this tree's rocsample, tools and bench with FILE as
 #                        rocsample/kernels/sampling_hist.py (an alternative kernel file, carried
 #                        untracked in tools/gpu/probe)
@@ -48,19 +50,27 @@ graph_lines() {
   grep GRAPH | sed -E "s/gpu_us=\{'gpu_us': ([0-9.]+).*/gpu_us=\1/" | sed "s/^/$1 /" | tee -a "$OUT/ab.txt"
 }
 
+copy_tree() {  # DIR: a fresh copy of this tree's rocsample, tools and bench
+  rm -rf "$1" && mkdir "$1" && cp -a rocsample tools bench "$1/"
+}
+
+tree_path() {  # DIR: this PYTHONPATH with the tree's entries pointed at DIR
+  printf %s "$PYTHONPATH" | sed "s#$PWD#$1#g"
+}
+
 alt_tree() {
-  rm -rf "/tmp/t-$1" && mkdir "/tmp/t-$1" && cp -a rocsample tools bench "/tmp/t-$1/"
+  copy_tree "/tmp/t-$1"
   cp "$2" "/tmp/t-$1/rocsample/kernels/sampling_hist.py"
 }
 
 base_tree() {
   local rev=$1 name
   shift
-  rm -rf /tmp/base && mkdir /tmp/base && cp -a rocsample tools bench /tmp/base/
+  copy_tree /tmp/base
   for name in "$@"; do
     cp "${BASE_DIR:-tools/gpu/probe}/${name}_$rev.py" "/tmp/base/rocsample/kernels/$name.py"
   done
-  BASE_PYTHONPATH=$(printf %s "$PYTHONPATH" | sed "s#$PWD#/tmp/base#g")
+  BASE_PYTHONPATH=$(tree_path /tmp/base)
 }
 
 decode_loop() {
