@@ -1,0 +1,73 @@
+"""Where per-row device parameters spend their time beside host scalars (issue #13's 1.2x).
+
+Graph-timed (bench/common.py's method) chain_dev, the chain's values as per-row device arrays,
+against the chain itself, with the device route altered in this process only (timing variants:
+every row of the batch is a tile row, so each variant's launches still finish every row):
+  base            the route as it is
+  nohist          without the histogram and select launches (what those two cost the call)
+  strided         those two at the row-strided grid (splits_fin x rows_fin)
+  splits          phase 1's drawing variant at the plan's splits instead of splits_draw
+  nodraw          phase 1's non-drawing variant (what the drawing variant costs)
+  nodraw_nohist   both (about the chain's launches)
+and of the chain itself (host scalars): fin512 / fin256, the tile finalize's block (1024 on the
+H200); s16 / s24, the plan at 16 / 24 splits (Sampler(_splits=...)).
+Usage: python3 tools/gpu/dev_probe.py [--shapes 1x151936,64x151936] [--variants a,b]
+Prints "GRAPH <variant> <shape> gpu_us=N" lines (steps.sh graph_lines reads them).
+"""
+import dataclasses
+import sys
+
+import numpy as np
+from sampler_inputs import device_inputs, logits
+
+import rocsample
+from bench.common import time_calls
+from rocsample import sampling_router as R
+from rocsample.backends import get_backend
+
+CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
+VARIANTS = {"base": {}, "nohist": dict(hist=False, select=False), "strided": dict(strided=True),
+            "splits": {}, "nodraw": dict(draw=False),
+            "nodraw_nohist": dict(draw=False, hist=False, select=False),
+            "fin512": {}, "fin256": {}, "s16": {}, "s24": {}}
+HOST = ("fin512", "fin256", "s16", "s24")  # variants of the chain with host scalars
+SHAPES = [(1, 151936), (64, 151936)]
+if "--shapes" in sys.argv:
+    SHAPES = [tuple(int(v) for v in a.split("x"))
+              for a in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+names = list(VARIANTS)
+if "--variants" in sys.argv:
+    names = sys.argv[sys.argv.index("--variants") + 1].split(",")
+orig = R.route
+be = get_backend()
+for rows, vocab in SHAPES:
+    s = be.runtime.new_stream()
+    x, seed, pos = device_inputs(be, be.stream(s), logits(rows, vocab))
+    dev = {k: be.as_array(np.full(rows, v, np.int64 if k == "top_k" else np.float32), k,
+                          be.stream(s)) for k, v in CHAIN.items()}
+    want = rocsample.Sampler(rows, vocab, "float32", stream=s)(
+        x, seed=seed, position=pos, **CHAIN)
+    want = np.asarray(want.copy_to_host() if hasattr(want, "copy_to_host") else want)
+    for name in ["chain"] + names:
+        change = VARIANTS.get(name, {})
+        R.route = (lambda plan, host, order="llama", change=change: dataclasses.replace(
+            orig(plan, host, order), **change) if host.top_k is None else orig(plan, host, order))
+        sp = rocsample.Sampler(rows, vocab, "float32", stream=s,
+                               _splits=int(name[1:]) if name in ("s16", "s24") else None)
+        if name.startswith("fin"):
+            sp.plan.fast_final_block = int(name[3:])
+        if name == "splits":
+            sp.plan.splits_draw, sp.plan.chunk_draw = sp.plan.splits, sp.plan.chunk
+        kw = CHAIN if name == "chain" or name in HOST else dev
+
+        def call(sp=sp, kw=kw, x=x, seed=seed, pos=pos):
+            return sp(x, seed=seed, position=pos, check=False, **kw)
+        got = call()[0]  # (tokens, status) with check=False
+        be.synchronize(s)
+        got = np.asarray(got.copy_to_host() if hasattr(got, "copy_to_host") else got)
+        same = bool((got == want).all())
+        t = time_calls(be, call, s)
+        print(f"GRAPH {name} {rows}x{vocab} gpu_us={t.info()['gpu_us']:.3f} same_tokens={same} "
+              f"splits={sp.plan.splits} draw={sp.plan.splits_draw} fin={sp.plan.splits_fin}x"
+              f"{sp.plan.rows_fin}", flush=True)
+    R.route = orig
