@@ -9,6 +9,10 @@ every row of the batch is a tile row, so each variant's launches still finish ev
   splits          phase 1's drawing variant at the plan's splits instead of splits_draw
   nodraw          phase 1's non-drawing variant (what the drawing variant costs)
   nodraw_nohist   both (about the chain's launches)
+  dfin512         the tile finalize at blocks of 512 threads (1024 on the H200: 64 registers a
+                  thread, a whole SM's register file, so it waits for every block of the
+                  histogram lane on an SM to leave it)
+  serial          one lane: phase 1, the tile finalize, then the histogram and select passes
 and of the chain itself (host scalars): fin512 / fin256, the tile finalize's block (1024 on the
 H200); s16 / s24, the plan at 16 / 24 splits (Sampler(_splits=...)).
 Usage: python3 tools/gpu/dev_probe.py [--shapes 1x151936,64x151936] [--variants a,b]
@@ -29,7 +33,7 @@ CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 VARIANTS = {"base": {}, "nohist": dict(hist=False, select=False), "strided": dict(strided=True),
             "splits": {}, "nodraw": dict(draw=False),
             "nodraw_nohist": dict(draw=False, hist=False, select=False),
-            "fin512": {}, "fin256": {}, "s16": {}, "s24": {}}
+            "fin512": {}, "fin256": {}, "s16": {}, "s24": {}, "dfin512": {}, "serial": {}}
 HOST = ("fin512", "fin256", "s16", "s24")  # variants of the chain with host scalars
 SHAPES = [(1, 151936), (64, 151936)]
 if "--shapes" in sys.argv:
@@ -38,7 +42,7 @@ if "--shapes" in sys.argv:
 names = list(VARIANTS)
 if "--variants" in sys.argv:
     names = sys.argv[sys.argv.index("--variants") + 1].split(",")
-orig = R.route
+orig, orig_after = R.route, R.after
 be = get_backend()
 for rows, vocab in SHAPES:
     s = be.runtime.new_stream()
@@ -54,8 +58,9 @@ for rows, vocab in SHAPES:
             orig(plan, host, order), **change) if host.top_k is None else orig(plan, host, order))
         sp = rocsample.Sampler(rows, vocab, "float32", stream=s,
                                _splits=int(name[1:]) if name in ("s16", "s24") else None)
-        if name.startswith("fin"):
-            sp.plan.fast_final_block = int(name[3:])
+        if name.startswith(("fin", "dfin")):
+            sp.plan.fast_final_block = int(name.split("fin")[1])
+        R.after = (lambda r, a: None) if name == "serial" else orig_after
         if name == "splits":
             sp.plan.splits_draw, sp.plan.chunk_draw = sp.plan.splits, sp.plan.chunk
         kw = CHAIN if name == "chain" or name in HOST else dev
@@ -70,4 +75,4 @@ for rows, vocab in SHAPES:
         print(f"GRAPH {name} {rows}x{vocab} gpu_us={t.info()['gpu_us']:.3f} same_tokens={same} "
               f"splits={sp.plan.splits} draw={sp.plan.splits_draw} fin={sp.plan.splits_fin}x"
               f"{sp.plan.rows_fin}", flush=True)
-    R.route = orig
+    R.route, R.after = orig, orig_after
