@@ -15,7 +15,9 @@ every row of the batch is a tile row, so each variant's launches still finish ev
   serial          one lane: phase 1, the tile finalize, then the histogram and select passes
 and of the chain itself (host scalars): fin512 / fin256, the tile finalize's block (1024 on the
 H200); s16 / s24, the plan at 16 / 24 splits (Sampler(_splits=...)).
-Usage: python3 tools/gpu/dev_probe.py [--shapes 1x151936,64x151936] [--variants a,b]
+--carveout P: every kernel the Sampler binds gets CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+P (percent of the unified L1 as shared memory; kernels of different carveouts cannot share an SM).
+Usage: python3 tools/gpu/dev_probe.py [--shapes 1x151936,64x151936] [--variants a,b] [--carveout P]
 Prints "GRAPH <variant> <shape> gpu_us=N" lines (steps.sh graph_lines reads them).
 """
 import dataclasses
@@ -43,6 +45,18 @@ names = list(VARIANTS)
 if "--variants" in sys.argv:
     names = sys.argv[sys.argv.index("--variants") + 1].split(",")
 orig, orig_after = R.route, R.after
+if "--carveout" in sys.argv:
+    from rocsample.backends import cuda as _cv
+    carve = int(sys.argv[sys.argv.index("--carveout") + 1])
+    _kf = _cv.Vendor.kernel_function
+
+    def kernel_function(self, compiled, _kf=_kf):
+        f = _kf(self, compiled)
+        a = self.driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+        err = self.driver.cuFuncSetAttribute(f, a, carve)[0]
+        assert int(err) == 0, err
+        return f
+    _cv.Vendor.kernel_function = kernel_function
 be = get_backend()
 for rows, vocab in SHAPES:
     s = be.runtime.new_stream()
