@@ -54,7 +54,12 @@ if "--carveout" in sys.argv:
         f = _kf(self, compiled)
         a = self.driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
         err = self.driver.cuFuncSetAttribute(f, a, carve)[0]
-        assert int(err) == 0, err
+        if int(err) != 0:  # numba-cuda's handle may be a CUkernel (cuda.core's CUlibrary)
+            err2 = self.driver.cuKernelSetAttribute(
+                a, carve, self.driver.CUkernel(int(f)), 0)[0]
+            print(f"carveout: cuFuncSetAttribute {err!r}, cuKernelSetAttribute {err2!r}",
+                  file=sys.stderr, flush=True)
+            assert int(err2) == 0, err2
         return f
     _cv.Vendor.kernel_function = kernel_function
 be = get_backend()
