@@ -5,6 +5,8 @@ against the chain itself, with the device route altered in this process only (ti
 every row of the batch is a tile row, so each variant's launches still finish every row):
   base            the route as it is
   nohist          without the histogram and select launches (what those two cost the call)
+  noselect        without the select launch (the lane of one kernel: what merging the two
+                  passes into one launch could give)
   strided         those two at the row-strided grid (splits_fin x rows_fin)
   splits          phase 1's drawing variant at the plan's splits instead of splits_draw
   nodraw          phase 1's non-drawing variant (what the drawing variant costs)
@@ -32,7 +34,7 @@ from rocsample import sampling_router as R
 from rocsample.backends import get_backend
 
 CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
-VARIANTS = {"base": {}, "nohist": dict(hist=False, select=False), "strided": dict(strided=True),
+VARIANTS = {"base": {}, "nohist": dict(hist=False, select=False), "noselect": {}, "strided": dict(strided=True),
             "splits": {}, "nodraw": dict(draw=False),
             "nodraw_nohist": dict(draw=False, hist=False, select=False),
             "fin512": {}, "fin256": {}, "s16": {}, "s24": {}, "dfin512": {}, "serial": {}}
@@ -44,7 +46,13 @@ if "--shapes" in sys.argv:
 names = list(VARIANTS)
 if "--variants" in sys.argv:
     names = sys.argv[sys.argv.index("--variants") + 1].split(",")
-orig, orig_after = R.route, R.after
+orig, orig_after, orig_launches = R.route, R.after, R.launches
+
+
+def kname(k):
+    return getattr(getattr(k, "py_func", k), "__name__", str(k))
+
+
 if "--carveout" in sys.argv:
     from rocsample.backends import cuda as _cv
     carve = int(sys.argv[sys.argv.index("--carveout") + 1])
@@ -80,6 +88,11 @@ for rows, vocab in SHAPES:
         if name.startswith(("fin", "dfin")):
             sp.plan.fast_final_block = int(name.split("fin")[1])
         R.after = (lambda r, a: None) if name == "serial" else orig_after
+        R.launches = orig_launches
+        if name == "noselect":  # the histogram kernel as it is, the select pass dropped
+            R.launches = lambda plan, kn, r, o: [
+                L for L in orig_launches(plan, kn, r, o) if "select" not in kname(L[0])]
+            R.after = lambda r, a: orig_after(r, a)[:-1]
         if name == "splits":
             sp.plan.splits_draw, sp.plan.chunk_draw = sp.plan.splits, sp.plan.chunk
         kw = CHAIN if name == "chain" or name in HOST else dev
@@ -94,4 +107,4 @@ for rows, vocab in SHAPES:
         print(f"GRAPH {name} {rows}x{vocab} gpu_us={t.info()['gpu_us']:.3f} same_tokens={same} "
               f"splits={sp.plan.splits} draw={sp.plan.splits_draw} fin={sp.plan.splits_fin}x"
               f"{sp.plan.rows_fin}", flush=True)
-    R.route, R.after = orig, orig_after
+    R.route, R.after, R.launches = orig, orig_after, orig_launches
