@@ -25,24 +25,19 @@ Prints "GRAPH <variant> <shape> gpu_us=N" lines (steps.sh graph_lines reads them
 import dataclasses
 import sys
 
-import numpy as np
-from sampler_inputs import device_inputs, logits
+from sampler_inputs import CHAIN, device_inputs, device_params, logits, shapes_arg
 
 import rocsample
 from bench.common import time_calls
 from rocsample import sampling_router as R
 from rocsample.backends import get_backend
 
-CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 VARIANTS = {"base": {}, "nohist": dict(hist=False, select=False), "noselect": {}, "strided": dict(strided=True),
             "splits": {}, "nodraw": dict(draw=False),
             "nodraw_nohist": dict(draw=False, hist=False, select=False),
             "fin512": {}, "fin256": {}, "s16": {}, "s24": {}, "dfin512": {}, "serial": {}}
 HOST = ("fin512", "fin256", "s16", "s24")  # variants of the chain with host scalars
-SHAPES = [(1, 151936), (64, 151936)]
-if "--shapes" in sys.argv:
-    SHAPES = [tuple(int(v) for v in a.split("x"))
-              for a in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+SHAPES = shapes_arg([(1, 151936), (64, 151936)])
 names = list(VARIANTS)
 if "--variants" in sys.argv:
     names = sys.argv[sys.argv.index("--variants") + 1].split(",")
@@ -74,11 +69,8 @@ be = get_backend()
 for rows, vocab in SHAPES:
     s = be.runtime.new_stream()
     x, seed, pos = device_inputs(be, be.stream(s), logits(rows, vocab))
-    dev = {k: be.as_array(np.full(rows, v, np.int64 if k == "top_k" else np.float32), k,
-                          be.stream(s)) for k, v in CHAIN.items()}
-    want = rocsample.Sampler(rows, vocab, "float32", stream=s)(
-        x, seed=seed, position=pos, **CHAIN)
-    want = np.asarray(want.copy_to_host() if hasattr(want, "copy_to_host") else want)
+    dev = device_params(be, be.stream(s), rows)
+    want = None  # the chain's tokens (the first call below), which every variant must draw
     for name in ["chain"] + names:
         change = VARIANTS.get(name, {})
         R.route = (lambda plan, host, order="llama", change=change: dataclasses.replace(
@@ -99,9 +91,9 @@ for rows, vocab in SHAPES:
 
         def call(sp=sp, kw=kw, x=x, seed=seed, pos=pos):
             return sp(x, seed=seed, position=pos, check=False, **kw)
-        got = call()[0]  # (tokens, status) with check=False
-        be.synchronize(s)
-        got = np.asarray(got.copy_to_host() if hasattr(got, "copy_to_host") else got)
+        got = be.to_host(call()[0], be.stream(s))  # (tokens, status) with check=False
+        if want is None:
+            want = got
         same = bool((got == want).all())
         t = time_calls(be, call, s)
         print(f"GRAPH {name} {rows}x{vocab} gpu_us={t.info()['gpu_us']:.3f} same_tokens={same} "

@@ -27,10 +27,10 @@ import time
 
 from host_calib import c_parts as parts  # (tools/gpu: the script's folder)
 from host_calib import c_timing
+from sampler_inputs import CHAIN
 
 _timing = c_timing()
 
-CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 ROWS, VOCAB = 1, 151936
 BUFFERS, ROUNDS, WARM, BUSY_CYCLES = 8, 200, 20, 200_000  # as bench/test_host_overhead.py
 

@@ -5,23 +5,19 @@ Also prints graph-timed per-call figures (bench/common.py's method) for the same
 """
 import sys
 
-import numpy as np
-from sampler_inputs import device_inputs, logits
+from sampler_inputs import CHAIN, device_inputs, device_params, logits, shapes_arg
 
 import rocsample
 from bench.common import time_calls
 from rocsample.backends import get_backend
 
-CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 MODES = {"greedy": dict(temperature=0.0), "temp": dict(temperature=0.8), "chain": CHAIN,
          "topk50": dict(top_k=50, temperature=0.8), "topp": dict(top_p=0.95, temperature=0.8),
          # bench/test_sampling.py's modes that miss issue #13's targets
          "topp_alone": dict(top_p=0.95), "minp": dict(min_p=0.05), "topk1000": dict(top_k=1000),
          "chain_dev": "dev"}  # the chain's values as per-row device arrays
-SHAPES = [(1, 1024), (1, 32000), (1, 151936), (8, 32000), (64, 32000), (64, 151936), (256, 262144)]
-if "--shapes" in sys.argv:  # --shapes 1x151936,64x151936
-    SHAPES = [tuple(int(v) for v in a.split("x"))
-              for a in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
+SHAPES = shapes_arg([(1, 1024), (1, 32000), (1, 151936), (8, 32000), (64, 32000), (64, 151936),
+                     (256, 262144)])  # --shapes 1x151936,64x151936
 # --tile-min 32: the plan's least tokens a tile, doubled in splits of <= 2048 (an A/B of tpt)
 if "--tile-min" in sys.argv:
     import rocsample.kernels.sampling_fast as _kf
@@ -36,8 +32,7 @@ for rows, vocab in SHAPES:
     for m in modes:
         kw = MODES[m]
         if kw == "dev":
-            kw = {k: be.as_array(np.full(rows, v, np.int64 if k == "top_k" else np.float32), k,
-                                 be.stream(s)) for k, v in CHAIN.items()}
+            kw = device_params(be, be.stream(s), rows)
 
         def call(plan=plan, x=x, seed=seed, pos=pos, kw=kw):
             plan(x, seed=seed, position=pos, check=False, **kw)

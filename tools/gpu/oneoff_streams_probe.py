@@ -26,10 +26,10 @@ import time
 
 from host_calib import c_parts as parts  # (tools/gpu: the script's folder)
 from host_calib import c_timing
+from sampler_inputs import CHAIN
 
 _timing = c_timing()
 
-CHAIN = dict(top_k=50, top_p=0.9, min_p=0.05, temperature=0.8)
 ROWS, VOCAB = 64, 151936
 ROUNDS, WARM, BUSY_CYCLES = 200, 20, 200_000  # as bench/test_host_overhead.py
 BUFFERS = {"same": 1, "fresh": 8, "new": 24}
