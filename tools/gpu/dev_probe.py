@@ -6,7 +6,8 @@ every row of the batch is a tile row, so each variant's launches still finish ev
   base            the route as it is
   nohist          without the histogram and select launches (what those two cost the call)
   noselect        without the select launch (the lane of one kernel: what merging the two
-                  passes into one launch could give)
+                  passes into one launch could give; the twentieth session built that launch,
+                  tools/gpu/one_launch.patch, and it was slower: docs/PERF_NOTES.md)
   strided         those two at the row-strided grid (splits_fin x rows_fin)
   splits          phase 1's drawing variant at the plan's splits instead of splits_draw
   nodraw          phase 1's non-drawing variant (what the drawing variant costs)
