@@ -88,10 +88,10 @@ class BoundCall:
 
     __slots__ = ("launches", "sites", "ptrs", "keep", "scratch", "extra", "extents", "lock",
                  "_probe", "_pool", "_leases", "_live", "_nlive", "_native", "_gmake", "_gx", "_gptrs",
-                 "_execs", "_cap", "_fork")
+                 "_execs", "_cap", "_fork", "_cond")
 
     def __init__(self, launches, sites, ptrs, keep, scratch, extra, extents=None, masks=(),
-                 graph=None, execs: int = _EXECS, fork=None) -> None:
+                 graph=None, execs: int = _EXECS, fork=None, cond=None) -> None:
         self.launches = launches  # callables, in stream order
         self.sites = sites  # per slot: [(cell, byte offset from the slot's address), ...]
         self.ptrs = tuple(ptrs)  # the slot addresses the cells hold now
@@ -127,6 +127,9 @@ class BoundCall:
         # launch by launch with branches (GpuBackend.forked: the launches' ``after`` lanes on two
         # streams), or None: one after another on the bound stream
         self._fork = fork
+        # under a capture, the launches with a conditional lane (GpuBackend.conditional: returns
+        # False, having launched nothing, when the stream is not capturing), or None
+        self._cond = cond
 
     def guard(self, lock, probe, pool, leases) -> None:
         """What :meth:`ready` asks: ``probe()`` (True: the stream is not capturing), ``pool``
@@ -153,7 +156,8 @@ class BoundCall:
         room, else re-point the oldest graph's nodes whose launches address a slot that moved.
         Else, and under a capture, launch by launch from the cells: where the launcher gave
         branches (``after``), on two streams joined by events, which a capture records as
-        parallel branches.
+        parallel branches; under a capture with a conditional lane (``cond`` of
+        :func:`bind_call`), its launches into a conditional node.
         """
         if graph:
             gx = self._gx
@@ -170,6 +174,8 @@ class BoundCall:
                 gx.launch()
                 return
         self._point(ptrs)
+        if self._cond is not None and self._cond():
+            return
         if self._fork is not None:
             self._fork()
             return
@@ -250,13 +256,20 @@ def gaps(call: BoundCall, first: int, others) -> tuple:
 
 
 def bind_call(be, stream, launches, slots, scratch=None, extra=None,
-              execs: int = _EXECS, after=None) -> BoundCall | None:
+              execs: int = _EXECS, after=None, cond=None) -> BoundCall | None:
     """Bind ``launches`` ([(kernel, grid, block, args)], stream order) with ``slots``.
 
     ``after``: per launch, ``(lane, indices of the launches it must follow)`` where the launches
     are not a chain (lane 0 or 1; every launch follows its lane's previous one in stream order):
     the bound call's driver graph gets those dependencies, and its launches by stream two lanes
     (:meth:`BoundCall.run`). None: each launch follows the one before it.
+
+    ``cond``: ``(body, gate)``: ``body`` the launch indices of a lane that only some launches
+    need (``rocsample.sampling_router.conditional``), ``gate`` the (kernel, grid, block, args)
+    that decides on the device (``_lane_gate_kernel``, its first argument a conditional node's
+    handle): under a capture, where the backend has conditional nodes
+    (``GpuBackend.conditional``), the body's launches go into one that the gate sets. None:
+    every launch is captured as it is.
 
     ``slots``: the caller's arrays of this call in slot order, as backend device arrays (None
     for an absent slot). Returns None when the call cannot be re-pointed safely: two slots whose
@@ -298,7 +311,15 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None,
             return make(bounds, device, after)
     forked = getattr(be, "forked", None)
     fork = None if forked is None or after is None else forked(tuple(keep), after, stream)
-    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs, fork)
+    condf = getattr(be, "conditional", None)
+    if condf is not None and cond is not None:
+        body, (kernel, grid, block, args) = cond
+        cond = condf(tuple(keep), after, (body, be.bind(kernel, grid, block, stream, *args)),
+                     stream)
+    else:
+        cond = None
+    return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs, fork,
+                     cond)
 
 
 class Binder:
@@ -354,7 +375,7 @@ class Binder:
             self.fast.clear()
 
     def offer(self, key, be, stream, launches, slots, scratch=None, extra=None,
-              after=None) -> BoundCall | None:
+              after=None, cond=None) -> BoundCall | None:
         """After an unbound call with ``key``: bind it if the key was seen before, else remember it."""
         with self._lock:
             hit = self._table.get(key)
@@ -365,7 +386,7 @@ class Binder:
                     self._seen.clear()
                 self._seen[key] = True
                 return None
-        call = bind_call(be, stream, launches, slots, scratch, extra, self.execs, after)
+        call = bind_call(be, stream, launches, slots, scratch, extra, self.execs, after, cond)
         if call is None:
             return None
         with self._lock:

@@ -226,7 +226,8 @@ class Sampler:
             # (and a last pair for the row-strided histogram and select passes of the nucleus
             # pass's routes, at their own split count)
             sets = 1 if self.plan.splits_draw == self.plan.splits else 2
-            self._row_done = be.as_array(np.zeros((3 * sets + 2, n), np.int32), "row_done",
+            # (its last row's first count: the conditional lane's requests, Operands.cflag)
+            self._row_done = be.as_array(np.zeros((3 * sets + 3, n), np.int32), "row_done",
                                          self.stream)
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
@@ -235,6 +236,7 @@ class Sampler:
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),
                             tuple(self._row_done[3 * sets + i] for i in range(2)))
+            self._cflag = self._row_done[3 * sets + 2, :1]
 
     # ---------------------------------------------------------------------------------------
     def _host_param(self, name, host, st):
@@ -729,7 +731,7 @@ class Sampler:
         # and its device copy is a cached parameter that later calls with the same values reuse
         ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
                                seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
-                               bool(advance_position) and pos_dev, self._counts)
+                               bool(advance_position) and pos_dev, self._counts, self._cflag)
         L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)
@@ -744,9 +746,16 @@ class Sampler:
                      logprobs if fresh and return_logprobs else None,
                      status if fresh else None]
             after = _router.after(route, ops.advance_position)
+            body = _router.conditional(self.plan, route)
+            if not getattr(getattr(be, "vendor", None), "conditional_nodes", False):
+                body = None  # (HIP, the simulator, ROCSAMPLE_CONDITIONAL=0: no gate to bind)
+            cond = None if body is None else (
+                body, (self._ns._lane_gate_kernel, 1, 32, (np.uint64(0), self._cflag)))
             if after is not None and hasattr(be, "fork_streams"):
                 be.fork_streams(st)  # (made now, outside any capture: the binding call may not be)
-            call = self._binder.offer(key, be, st, L, slots, scratch=buf, after=after)
+            if cond is not None and hasattr(be, "body_stream"):
+                be.body_stream(st)  # (likewise)
+            call = self._binder.offer(key, be, st, L, slots, scratch=buf, after=after, cond=cond)
             if call is not None and call.lock is None:
                 pool = _pool(be)
                 lease = pool.lease(st, PURPOSE, buf)

@@ -39,7 +39,7 @@ from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
 __all__ = ["Host", "Operands", "Route", "TILE_KMAX", "TILE_LARGE", "after", "check_filters",
-           "launches", "modes", "route", "tile_large_fits"]
+           "conditional", "launches", "modes", "route", "tile_large_fits"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
@@ -93,6 +93,14 @@ def tile_large_fits(tiles: int, k: int) -> bool:
 #: The kernels' namespace per logits dtype (rocsample.kernels.sampling.build): float16 and
 #: bfloat16 logits reach the kernels as uint16 bit patterns, widened there exactly.
 _KERNEL_VARIANT = {"float32": "float", "float16": "f16", "bfloat16": "bf16"}
+#: Fewest rows for the histogram lane of device parameter routes as a conditional node under a
+#: capture (:func:`conditional`). Its blocks, launched beside the tile finalize's, leave at once
+#: where no row needs them, but they hold the SMs the finalize's 1024-thread blocks wait for; the
+#: node (a one-thread gate, then the node itself) costs more than the two empty launches where
+#: the finalize is short. H200, chain_dev graph-timed (bench/results/nvidia-h200-s21-*.txt): 64 x
+#: 151936 32.7 us against 34.8, 64 x 32000 20.9 against 20.8, 1 x 151936 20.5 against 20.1,
+#: 1 x 32000 19.1 against 18.2. ``ROCSAMPLE_COND_MIN_ROWS`` (timings).
+COND_MIN_ROWS = int(os.environ.get("ROCSAMPLE_COND_MIN_ROWS") or 32)
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,9 @@ class Operands:
     # arrays where the two counts are equal), two for the row-strided histogram and select passes
     # (``plan.splits_fin``)): each counter only ever sees one split count
     counts: Any
+    # int32 (1,): a launch's requests for its conditional lane (``kernels.graph_cond``; the
+    # plan's own, 0 between launches)
+    cflag: Any = None
 
 
 @dataclass(frozen=True)
@@ -283,6 +294,20 @@ def after(r: Route, advance_position: bool):
     return tuple(deps)
 
 
+def conditional(plan, r: Route):
+    """The launch indices (of :func:`launches`) of the histogram and select passes of a device
+    parameter route (each row decides its mode on the device; phase 1 asks for the passes,
+    ``kernels.graph_cond.need_lane``) in a batch of at least :data:`COND_MIN_ROWS` rows. Under a
+    stream capture on CUDA they become the body of a conditional node, after one launch of
+    ``_lane_gate_kernel`` that runs it only when some row asked (``GpuBackend.conditional``);
+    everywhere else they are launched as before. None: launched as before (host values, where
+    the host knows whether they are needed, or a smaller batch)."""
+    if not (r.dev and r.hist and r.select) or plan.n_rows < COND_MIN_ROWS:
+        return None
+    first = 1 + int(r.tile) + int(r.nuc)
+    return (first, first + 1)
+
+
 def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     """Phase 1, then the tile finalize, histogram and select passes the route asks for."""
     n, nv = plan.n_rows, plan.n_vocab
@@ -300,7 +325,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
-               o.status)))
+               o.status, o.cflag)))
     if r.tile:
         L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
                   (o.x, nv, S, chunk, plan.tpt, plan.cap_large if r.large else plan.cap, r.kcap,
@@ -322,7 +347,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
         L.append((hk, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
-                   plan.cap, c2, o.tokens, o.logprobs, o.status)))
+                   plan.cap, c2, o.tokens, o.logprobs, o.status, o.cflag)))
     if r.select:
         L.append((kn.hist._sample_select_kernel, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,

@@ -27,6 +27,17 @@ class Vendor(VendorBase):
                    ("cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"),
                    "cuGraphExecDestroy", "cuGraphDestroy")
 
+    #: captured calls put the histogram lane of device-decided routes into a conditional IF node
+    #: (GpuBackend.conditional; CUDA 12.3 drivers and later, cuda-bindings with the calls);
+    #: ROCSAMPLE_CONDITIONAL=0 turns it off (the lane then runs unconditionally, as before)
+    conditional_nodes = os.environ.get("ROCSAMPLE_CONDITIONAL", "1") != "0"
+
+    @staticmethod
+    def conditional_if(drv):
+        """CU_GRAPH_COND_TYPE_IF, the conditional node's type (GpuBackend.conditional; a name
+        hip-python-interop does not serve: HIP has no conditional nodes)."""
+        return drv.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_IF
+
     @staticmethod
     def stream_device(rt, handle: int) -> int:
         return int(rt.call("cuStreamGetDevice", handle))

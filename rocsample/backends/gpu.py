@@ -44,6 +44,11 @@ class VendorBase:
     launch_buffer = None
     #: why the last graph of a bound call was not made (a missing symbol, a driver error), or None
     node_graph_error = None
+    #: whether captured calls may put a lane into a conditional node (CUDA 12.3's conditional IF
+    #: nodes, set by a kernel: rocsample.kernels.graph_cond); HIP has none
+    conditional_nodes = False
+    #: why the last captured conditional lane failed (the capture failed with it), or None
+    conditional_error = None
 
     def __init__(self, cuda, driver) -> None:
         self.cuda = cuda
@@ -140,6 +145,7 @@ class GpuBackend(NumbaBackend):
         self.vendor = vendor
         self._attrs: dict = {}
         self._forks: dict = {}  # (device, stream handle) -> (side stream handle, events)
+        self._bodies: dict = {}  # (device, stream handle) -> a stream that captures lane bodies
 
     def _device(self, device):
         return self.cuda.gpus[self.runtime.current_device() if device is None else device]
@@ -198,8 +204,10 @@ class GpuBackend(NumbaBackend):
             packed: list = []
             retr: list = []
             data_at: list = []  # (index of the data address in packed, that address)
+            starts = []  # per argument: the index of its first packed value
             for ty, val in zip(compiled.argument_types, args):
                 start = len(packed)
+                starts.append(start)
                 compiled._prepare_args(ty, val, stream.numba, retr, packed)
                 if isinstance(ty, nbtypes.Array):
                     span = self.array_span(val)
@@ -257,7 +265,8 @@ class GpuBackend(NumbaBackend):
                 if err != 0:
                     raise RuntimeError(f"{sym} failed: error {err}")
 
-            return DriverBound(run, cells, arrays, (lk, cargs, sym, keep))
+            return DriverBound(run, cells, arrays, (lk, cargs, sym, keep),
+                               (buf, tuple(offs[i] if i < len(offs) else -1 for i in starts)))
         else:
             launch = self.runtime.drv.cuLaunchKernel
 
@@ -412,6 +421,170 @@ class GpuBackend(NumbaBackend):
 
         return run
 
+    def body_stream(self, stream):
+        """A stream of ``stream``'s own that captures conditional lanes' bodies
+        (:meth:`conditional`), made at the first request while no capture is open on its device
+        (a Sampler asks at a call whose route has a conditional lane, before it binds) and kept;
+        None where it cannot be made now (the lane then runs unconditionally)."""
+        key = (stream.device, int(stream.handle or 0))
+        got = self._bodies.get(key)
+        if got is not None or key[1] == 0 or not self.vendor.conditional_nodes:
+            return got
+        from ..scratch import get_pool
+
+        if get_pool(self)._release_blocked(stream.device) or len(self._bodies) >= self._FORK_MAX:
+            return None
+        try:
+            with self.runtime._context(stream.device):
+                got = int(self.runtime.call("cuStreamCreate", 1))  # CU_STREAM_NON_BLOCKING
+        except (DriverError, AttributeError, TypeError):
+            return None
+        self._bodies[key] = got
+        return got
+
+    def conditional(self, bounds, after, cond, stream):
+        """A callable for a capture of ``bounds`` (:class:`DriverBound` on ``stream``, ``after``
+        as :meth:`forked` takes it, or None: a chain) with a conditional lane, ``cond = (body,
+        gate)``: the launches ``body`` (``rocsample.sampling_router.conditional``) go into the
+        body of a conditional IF node of the capture's graph, after the launches they follow and
+        one launch of ``gate`` (a bound ``_lane_gate_kernel``, rocsample.kernels.graph_cond)
+        whose first argument is the node's handle for that captured launch only (its packed
+        value is 0 again after), so the body runs only in graph launches where a row asked for
+        it. The callable returns False, having launched nothing, unless ``stream`` is capturing
+        (the caller then launches as it would have). None where the vendor has no conditional
+        nodes, a launch is not a driver launch, or no body stream could be made."""
+        if cond is None or not self.vendor.conditional_nodes:
+            return None
+        if not hasattr(self.runtime.drv, "cuGraphConditionalHandleCreate"):
+            return None
+        body, gate = cond
+        if any(getattr(b, "native", None) is None for b in (*bounds, gate)):
+            return None
+        at = gate.arg_offsets
+        if at is None or not at[1] or at[1][0] < 0:
+            return None
+        helper = self.body_stream(stream)
+        if helper is None:
+            return None
+        n = len(bounds)
+        if after is None:
+            after = tuple((0, (k - 1,) if k else ()) for k in range(n))
+            side = None
+            evs = ()
+        else:
+            got = self.fork_streams(stream)
+            if got is None or n >= len(got[1]):
+                return None
+            side, evs = got
+        lanes = [a[0] for a in after]
+        cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
+        cell = ctypes.c_uint64.from_buffer(at[0], at[1][0])
+        rt = self.runtime
+        drv = rt.drv
+        call = rt.call
+        main = stream.handle
+        device = stream.device
+        sym = self.vendor.native[1]
+        vendor = self.vendor
+        body = tuple(body)
+        calls = []
+        for b, lane in zip(bounds, lanes):
+            fn, cargs = b.native[0], b.native[1]
+            if lane:
+                cargs = cargs[:8] + (ctypes.c_void_p(side),) + cargs[9:]
+            calls.append((fn, cargs))
+        # the body's launches on the body stream (captured into the node's body graph)
+        inner = [(bounds[j].native[0],
+                  bounds[j].native[1][:8] + (ctypes.c_void_p(helper),) + bounds[j].native[1][9:])
+                 for j in body]
+        cond_if = vendor.conditional_if(drv)
+        active = drv.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+        relaxed = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+        set_deps = drv.CUstreamUpdateCaptureDependencies_flags.CU_STREAM_SET_CAPTURE_DEPENDENCIES
+
+        def info(h):
+            # (status, graph, dependencies) of a capturing stream
+            r = drv.cuStreamGetCaptureInfo(h)
+            if int(r[0]) != 0:
+                raise DriverError(f"cuStreamGetCaptureInfo failed: {r[0]!r}")
+            return r[1], r[3], list(r[4])[:int(r[-1])]
+
+        def launch(fn, cargs):
+            err = fn(*cargs)
+            if err != 0:
+                raise RuntimeError(f"{sym} failed: error {err}")
+
+        gfn, gargs = gate.native[0], gate.native[1]
+
+        def node(on, handle):
+            # the gate (on ``on``, after what it captured last), then the IF node after it, its
+            # body the body's launches; ``on`` then continues from the node
+            cell.value = int(handle)
+            try:
+                launch(gfn, gargs[:8] + (ctypes.c_void_p(on),) + gargs[9:])
+            finally:
+                cell.value = 0
+            _st, graph, deps = info(on)
+            p = drv.CUgraphNodeParams()
+            p.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+            p.conditional.handle = handle
+            p.conditional.type = cond_if
+            p.conditional.size = 1
+            p.conditional.ctx = rt.primary_context(device)
+            try:
+                nd = call("cuGraphAddNode", graph, deps, None, len(deps), p)
+            except TypeError:  # (cuda-bindings 12: no edge data)
+                nd = call("cuGraphAddNode", graph, deps, len(deps), p)
+            try:
+                call("cuStreamBeginCaptureToGraph", helper, p.conditional.phGraph_out[0], None,
+                     None, 0, relaxed)
+            except TypeError:
+                call("cuStreamBeginCaptureToGraph", helper, p.conditional.phGraph_out[0], None,
+                     0, relaxed)
+            try:
+                for fn, cargs in inner:
+                    launch(fn, cargs)
+            finally:
+                call("cuStreamEndCapture", helper)
+            try:
+                call("cuStreamUpdateCaptureDependencies", on, [nd], None, 1, set_deps)
+            except TypeError:
+                call("cuStreamUpdateCaptureDependencies", on, [nd], 1, set_deps)
+
+        def run(_keep=gate):  # (the gate's packed parameters live as long as this)
+            try:
+                return go()
+            except Exception as e:  # the capture is broken then: the caller's capture fails
+                vendor.conditional_error = f"{type(e).__name__}: {e}"
+                raise
+
+        def go():
+            status, graph, _deps = info(main)
+            if status != active:
+                return False
+            with rt._context(device):
+                handle = call("cuGraphConditionalHandleCreate", graph, rt.primary_context(device),
+                              0, 1)  # default 0, CU_GRAPH_COND_ASSIGN_DEFAULT
+            for k, (fn, cargs) in enumerate(calls):
+                on = side if lanes[k] else main
+                for d in after[k][1]:
+                    if lanes[d] != lanes[k]:
+                        call("cuStreamWaitEvent", on, evs[d], 0)
+                if k in body:
+                    if k == body[0]:
+                        node(on, handle)
+                else:
+                    launch(fn, cargs)
+                if k in cross:
+                    call("cuEventRecord", evs[k], on)
+            if side is not None:
+                call("cuEventRecord", evs[-1], side)  # the side stream joins back
+                call("cuStreamWaitEvent", main, evs[-1], 0)
+            vendor.conditional_error = None
+            return True
+
+        return run
+
 
 class NodeGraph:
     """A bound call's launches as one instantiated driver graph (:meth:`GpuBackend.node_graph`).
@@ -516,15 +689,18 @@ class DriverBound:
     memory, and a launch re-pointed on every call needs only its address.
     """
 
-    __slots__ = ("run", "cells", "_arrays", "native")
+    __slots__ = ("run", "cells", "_arrays", "native", "arg_offsets")
 
-    def __init__(self, run, cells, arrays, native=None) -> None:
+    def __init__(self, run, cells, arrays, native=None, arg_offsets=None) -> None:
         self.run = run
         self.cells = cells
         self._arrays = arrays
         # (ctypes function, its argument objects, the symbol's name, what they point into):
         # what run() calls, for a caller that makes the call itself (BoundCall.run)
         self.native = native
+        # (the packed parameter buffer, per argument the byte offset of its first value there,
+        # -1 for an argument that packs to nothing), or None
+        self.arg_offsets = arg_offsets
 
     def __call__(self) -> None:
         self.run()

@@ -37,6 +37,7 @@ import numpy as np
 
 from rocsample.kernels import JIT_CACHE
 from rocsample.kernels import atomics as _atomics
+from rocsample.kernels import graph_cond as _graph_cond
 from rocsample.kernels import philox as _philox
 from rocsample.kernels import sampling_fast as _fast
 from rocsample.kernels import sampling_hist as _hist
@@ -91,6 +92,7 @@ def build(cuda):
     _at = _atomics.build(cuda)
     atomic_add = _at.add
     atomic_max = _at.max
+    gc = _graph_cond.build(cuda, atomic_add)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def f32_bits(f):
@@ -159,7 +161,7 @@ def build(cuda):
                              gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
                              lse_add32=lse_add32, lse_merge32=lse_merge32,
                              lse_merge64=lse_merge64, atomic_add=atomic_add,
-                             atomic_max=atomic_max)
+                             atomic_max=atomic_max, need_lane=gc.need_lane)
         fast = _fast.make(cuda, load, hs)
         return SimpleNamespace(fast=fast, hist=_hist.make(cuda, load, hs, fast.helpers))
 
@@ -212,4 +214,4 @@ def build(cuda):
     return SimpleNamespace(float=make(load_float), f16=make(load_f16), bf16=make(load_bf16),
                            f16_bits_f32=f16_bits_f32,
                            _advance_position_kernel=_advance_position_kernel,
-                           philox=ph)
+                           _lane_gate_kernel=gc._lane_gate_kernel, philox=ph)

@@ -258,6 +258,7 @@ def make(cuda, load, h):
     gumbel_fast_ud = h.gumbel_fast_ud
     gumbel_cap = h.gumbel_cap
     atomic_max = h.atomic_max
+    need_lane = h.need_lane
     merge_max = h.merge_max
     bits_f32 = h.bits_f32
     lse_add32 = h.lse_add32
@@ -928,7 +929,7 @@ def make(cuda, load, h):
             cuda, "partials_draw" if DRAW else "partials", PARTIALS_MAX_REGISTERS[DRAW]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
-                                         status):
+                                         status, cflag):
             split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
             sm_v = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
@@ -1213,6 +1214,11 @@ def make(cuda, load, h):
                     si[row, HS_NC] = 0
                     si[row, HS_MCNT] = 0
                     sf[row, HF_LSE] = lse
+                    # the row asks for the histogram lane (a conditional node's body under a
+                    # capture on CUDA: rocsample.kernels.graph_cond; nucleus rows: the nucleus
+                    # pass finishes most, and its routes launch the lane unconditionally)
+                    if cv >= _I64_0 and not nuc:
+                        need_lane(cflag)
                 if mode == MODE_HIST and cv >= _I64_0:
                     b = tid
                     while b < HB:

@@ -895,8 +895,13 @@ def make(cuda, load, h, f):
 
     @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "hist", HIST_MAX_REGISTERS))
     def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
-                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status,
+                            cflag):
         split, y, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        # the histogram lane's request count back to 0 (rocsample.kernels.graph_cond): every
+        # kernel that counts has ended before this one starts
+        if split == 0 and y == 0 and tid == 0 and cflag[0] != 0:
+            cflag[0] = 0
         shc = cuda.shared.array(HB, np.int32)
         shm = cuda.shared.array(HB, np.int64)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -924,13 +929,18 @@ def make(cuda, load, h, f):
 
     @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "minp", MINP_MAX_REGISTERS))
     def _sample_minp_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
-                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+                            tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status,
+                            cflag):
         # The histogram kernel of a route whose histogram-path rows are all MINP (host values:
         # ``sampling_router``), with its arguments: the MINP draw alone (minp_row, as the
         # histogram kernel runs it), without the HIST rows' shared memory and registers, which
         # there hold 4 blocks of 256 threads an SM for a stream that needs neither. Grid
         # splits x rows, a block a (split, row); other rows leave at once.
         split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+        # (the histogram kernel's operands, cflag included: as the first kernel of a lane
+        # it takes the request count back to 0 likewise)
+        if split == 0 and row == 0 and tid == 0 and cflag[0] != 0:
+            cflag[0] = 0
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
         flag = cuda.shared.array(1, np.int32)
         is_vllm = vllm != 0
