@@ -113,9 +113,12 @@ def test_rows_needing_the_lane_ask_once_and_the_lane_takes_it_back(backend, monk
 
 
 @pytest.mark.graph
-@pytest.mark.parametrize("min_rows", [1, None])
+@pytest.mark.parametrize("min_rows,advance", [(1, False), (1, True), (None, True)])
 def test_a_captured_device_route_finishes_every_row_as_the_rows_change(backend, new_stream, rng,
-                                                                       monkeypatch, min_rows):
+                                                                       monkeypatch, min_rows,
+                                                                       advance):
+    # (advance: the position advance follows both lanes, the conditional one through an event
+    # recorded after its node)
     if not backend.is_device:
         pytest.skip("captures: a device backend (sim emulates one)")
     if min_rows is not None:  # the conditional lane at this batch's 4 rows (None: as routed)
@@ -132,9 +135,10 @@ def test_a_captured_device_route_finishes_every_row_as_the_rows_change(backend, 
     seed = backend.as_array(seeds, "seed", st)
     pos = backend.as_array(np.zeros(rows, np.int64), "position", st)
     for _ in range(2):  # unbound, then bound: the capture records the bound call
-        sp(x, seed=seed, position=pos, check=False, **params)
+        sp(x, seed=seed, position=pos, advance_position=advance, check=False, **params)
     with graphs.capture(s) as g:
-        tok = sp(x, seed=seed, position=pos, check=False, **params)[0]
+        tok = sp(x, seed=seed, position=pos, advance_position=advance, check=False, **params)[0]
+    first = 2 if advance else 0  # the position of the first replay
     vendor = getattr(backend, "vendor", None)
     err = getattr(vendor, "conditional_error", None)
     assert err is None, err
@@ -151,7 +155,11 @@ def test_a_captured_device_route_finishes_every_row_as_the_rows_change(backend, 
         graphs.copy_to_device(x, logits, s)
         g.replay(s)
         got = _host(backend, tok, s)
-        want, _, _, near = ref.sample_with_margin(logits, seed=seeds, position=0, **host)
+        want, _, _, near = ref.sample_with_margin(logits, seed=seeds,
+                                                  position=first + (step if advance else 0),
+                                                  **host)
         assert not ((got != want) & ~near).any(), f"replay {step}: got {got}, want {want}"
         assert int(_host(backend, sp._cflag, s)[0]) == 0
+    np.testing.assert_array_equal(_host(backend, pos, s),
+                                  np.full(rows, first + (len(order) if advance else 0)))
     g.release()
