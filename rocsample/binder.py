@@ -312,12 +312,7 @@ def bind_call(be, stream, launches, slots, scratch=None, extra=None,
     forked = getattr(be, "forked", None)
     fork = None if forked is None or after is None else forked(tuple(keep), after, stream)
     condf = getattr(be, "conditional", None)
-    if condf is not None and cond is not None:
-        body, (kernel, grid, block, args) = cond
-        cond = condf(tuple(keep), after, (body, be.bind(kernel, grid, block, stream, *args)),
-                     stream)
-    else:
-        cond = None
+    cond = None if condf is None or cond is None else condf(tuple(keep), after, cond, stream)
     return BoundCall(bound, sites, ptrs, keep, scratch, extra, extents, masks, graph, execs, fork,
                      cond)
 

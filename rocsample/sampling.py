@@ -747,8 +747,6 @@ class Sampler:
                      status if fresh else None]
             after = _router.after(route, ops.advance_position)
             body = _router.conditional(self.plan, route)
-            if not getattr(getattr(be, "vendor", None), "conditional_nodes", False):
-                body = None  # (HIP, the simulator, ROCSAMPLE_CONDITIONAL=0: no gate to bind)
             cond = None if body is None else (
                 body, (self._ns._lane_gate_kernel, 1, 32, (np.uint64(0), self._cflag)))
             if after is not None and hasattr(be, "fork_streams"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numpy as np
 
@@ -375,6 +376,31 @@ class GpuBackend(NumbaBackend):
         got = self._forks[key] = (side, evs)
         return got
 
+    def _lanes(self, bounds, after, stream):
+        """``bounds`` (:class:`DriverBound` on ``stream``) laid out for :func:`_run_lanes`:
+        ``(after, calls, lanes, cross, side, evs)``, lane 1's launches moved to the side stream
+        of :meth:`fork_streams` (``after`` None: a chain on ``stream``, no side stream); None
+        where the launches need a side stream that cannot be had."""
+        n = len(bounds)
+        if after is None:
+            after = tuple((0, (k - 1,) if k else ()) for k in range(n))
+            side, evs = None, ()
+        else:
+            got = self.fork_streams(stream)
+            if got is None or n >= len(got[1]):
+                return None
+            side, evs = got
+        lanes = [a[0] for a in after]
+        calls = []
+        for b, lane in zip(bounds, lanes):
+            fn, cargs = b.native[0], b.native[1]
+            if lane:
+                cargs = cargs[:8] + (ctypes.c_void_p(side),) + cargs[9:]
+            calls.append((fn, cargs))
+        # events: ev[k] recorded after launch k where a launch of the other lane follows it
+        cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
+        return after, calls, lanes, cross, side, evs
+
     def forked(self, bounds, after, stream):
         """A callable launching ``bounds`` (:class:`DriverBound` on ``stream``) as ``after``
         says (per launch (lane, the launches it follows)): lane 1's on a side stream of
@@ -384,42 +410,11 @@ class GpuBackend(NumbaBackend):
         a launch is not a driver launch, or :meth:`fork_streams` has no side stream."""
         if after is None or any(getattr(b, "native", None) is None for b in bounds):
             return None
-        got = self.fork_streams(stream)
-        if got is None:
+        lanes = self._lanes(bounds, after, stream)
+        if lanes is None:
             return None
-        rt = self.runtime
-        side, evs = got
-        if len(bounds) >= len(evs):
-            return None
-        lanes = [a[0] for a in after]
-        handle = ctypes.c_void_p(side)
-        calls = []
-        for b, lane in zip(bounds, lanes):
-            fn, cargs = b.native[0], b.native[1]
-            if lane:
-                cargs = cargs[:8] + (handle,) + cargs[9:]
-            calls.append((fn, cargs))
-        # events: ev[k] recorded after launch k where a launch of the other lane follows it
-        cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
-        sym = self.vendor.native[1]
-        main = stream.handle
-        call = rt.call
-
-        def run():
-            for k, (fn, cargs) in enumerate(calls):
-                on = side if lanes[k] else main
-                for d in after[k][1]:
-                    if lanes[d] != lanes[k]:
-                        call("cuStreamWaitEvent", on, evs[d], 0)
-                err = fn(*cargs)
-                if err != 0:
-                    raise RuntimeError(f"{sym} failed: error {err}")
-                if k in cross:
-                    call("cuEventRecord", evs[k], on)
-            call("cuEventRecord", evs[-1], side)  # the side stream joins back
-            call("cuStreamWaitEvent", main, evs[-1], 0)
-
-        return run
+        return functools.partial(_run_lanes, self.runtime.call, self.vendor.native[1],
+                                 stream.handle, lanes)
 
     def body_stream(self, stream):
         """A stream of ``stream``'s own that captures conditional lanes' bodies
@@ -447,37 +442,30 @@ class GpuBackend(NumbaBackend):
         as :meth:`forked` takes it, or None: a chain) with a conditional lane, ``cond = (body,
         gate)``: the launches ``body`` (``rocsample.sampling_router.conditional``) go into the
         body of a conditional IF node of the capture's graph, after the launches they follow and
-        one launch of ``gate`` (a bound ``_lane_gate_kernel``, rocsample.kernels.graph_cond)
-        whose first argument is the node's handle for that captured launch only (its packed
-        value is 0 again after), so the body runs only in graph launches where a row asked for
-        it. The callable returns False, having launched nothing, unless ``stream`` is capturing
-        (the caller then launches as it would have). None where the vendor has no conditional
-        nodes, a launch is not a driver launch, or no body stream could be made."""
+        one launch of ``gate`` ((kernel, grid, block, args) of ``_lane_gate_kernel``,
+        rocsample.kernels.graph_cond, bound here) whose first argument is the node's handle for
+        that captured launch only (its packed value is 0 again after), so the body runs only in
+        graph launches where a row asked for it. The callable returns False, having launched
+        nothing, unless ``stream`` is capturing (the caller then launches as it would have).
+        None where the vendor has no conditional nodes, a launch is not a driver launch, or no
+        body stream could be made."""
         if cond is None or not self.vendor.conditional_nodes:
             return None
         if not hasattr(self.runtime.drv, "cuGraphConditionalHandleCreate"):
             return None
-        body, gate = cond
-        if any(getattr(b, "native", None) is None for b in (*bounds, gate)):
+        body, (kernel, grid, block, args) = cond
+        if any(getattr(b, "native", None) is None for b in bounds):
             return None
+        gate = self.bind(kernel, grid, block, stream, *args)
         at = gate.arg_offsets
-        if at is None or not at[1] or at[1][0] < 0:
+        if getattr(gate, "native", None) is None or at is None or not at[1] or at[1][0] < 0:
             return None
         helper = self.body_stream(stream)
         if helper is None:
             return None
-        n = len(bounds)
-        if after is None:
-            after = tuple((0, (k - 1,) if k else ()) for k in range(n))
-            side = None
-            evs = ()
-        else:
-            got = self.fork_streams(stream)
-            if got is None or n >= len(got[1]):
-                return None
-            side, evs = got
-        lanes = [a[0] for a in after]
-        cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
+        lanes = self._lanes(bounds, after, stream)
+        if lanes is None:
+            return None
         cell = ctypes.c_uint64.from_buffer(at[0], at[1][0])
         rt = self.runtime
         drv = rt.drv
@@ -487,12 +475,6 @@ class GpuBackend(NumbaBackend):
         sym = self.vendor.native[1]
         vendor = self.vendor
         body = tuple(body)
-        calls = []
-        for b, lane in zip(bounds, lanes):
-            fn, cargs = b.native[0], b.native[1]
-            if lane:
-                cargs = cargs[:8] + (ctypes.c_void_p(side),) + cargs[9:]
-            calls.append((fn, cargs))
         # the body's launches on the body stream (captured into the node's body graph)
         inner = [(bounds[j].native[0],
                   bounds[j].native[1][:8] + (ctypes.c_void_p(helper),) + bounds[j].native[1][9:])
@@ -509,11 +491,6 @@ class GpuBackend(NumbaBackend):
                 raise DriverError(f"cuStreamGetCaptureInfo failed: {r[0]!r}")
             return r[1], r[3], list(r[4])[:int(r[-1])]
 
-        def launch(fn, cargs):
-            err = fn(*cargs)
-            if err != 0:
-                raise RuntimeError(f"{sym} failed: error {err}")
-
         gfn, gargs = gate.native[0], gate.native[1]
 
         def node(on, handle):
@@ -521,7 +498,7 @@ class GpuBackend(NumbaBackend):
             # body the body's launches; ``on`` then continues from the node
             cell.value = int(handle)
             try:
-                launch(gfn, gargs[:8] + (ctypes.c_void_p(on),) + gargs[9:])
+                _launch(sym, gfn, gargs[:8] + (ctypes.c_void_p(on),) + gargs[9:])
             finally:
                 cell.value = 0
             _st, graph, deps = info(on)
@@ -543,7 +520,7 @@ class GpuBackend(NumbaBackend):
                      0, relaxed)
             try:
                 for fn, cargs in inner:
-                    launch(fn, cargs)
+                    _launch(sym, fn, cargs)
             finally:
                 call("cuStreamEndCapture", helper)
             try:
@@ -565,25 +542,42 @@ class GpuBackend(NumbaBackend):
             with rt._context(device):
                 handle = call("cuGraphConditionalHandleCreate", graph, rt.primary_context(device),
                               0, 1)  # default 0, CU_GRAPH_COND_ASSIGN_DEFAULT
-            for k, (fn, cargs) in enumerate(calls):
-                on = side if lanes[k] else main
-                for d in after[k][1]:
-                    if lanes[d] != lanes[k]:
-                        call("cuStreamWaitEvent", on, evs[d], 0)
-                if k in body:
-                    if k == body[0]:
-                        node(on, handle)
-                else:
-                    launch(fn, cargs)
-                if k in cross:
-                    call("cuEventRecord", evs[k], on)
-            if side is not None:
-                call("cuEventRecord", evs[-1], side)  # the side stream joins back
-                call("cuStreamWaitEvent", main, evs[-1], 0)
+            _run_lanes(call, sym, main, lanes, body, lambda on: node(on, handle))
             vendor.conditional_error = None
             return True
 
         return run
+
+
+def _launch(sym, fn, cargs):
+    err = fn(*cargs)
+    if err != 0:
+        raise RuntimeError(f"{sym} failed: error {err}")
+
+
+def _run_lanes(call, sym, main, lanes, at=(), node=None):
+    """Launch :meth:`GpuBackend._lanes`'s layout ``lanes`` of a call on the stream ``main``
+    (``call``: the runtime's driver call; ``sym``: the launch's name for errors): each launch on
+    its lane's stream after waiting for the events of the other lane's launches it follows, an
+    event recorded after each launch the other lane follows, the side stream joined back at the
+    end. ``at``: launch indices that ``node(stream)`` replaces, called once at the first
+    (:meth:`GpuBackend.conditional`)."""
+    after, calls, lanes_, cross, side, evs = lanes
+    for k, (fn, cargs) in enumerate(calls):
+        on = side if lanes_[k] else main
+        for d in after[k][1]:
+            if lanes_[d] != lanes_[k]:
+                call("cuStreamWaitEvent", on, evs[d], 0)
+        if k in at:
+            if k == at[0]:
+                node(on)
+        else:
+            _launch(sym, fn, cargs)
+        if k in cross:
+            call("cuEventRecord", evs[k], on)
+    if side is not None:
+        call("cuEventRecord", evs[-1], side)  # the side stream joins back
+        call("cuStreamWaitEvent", main, evs[-1], 0)
 
 
 class NodeGraph:

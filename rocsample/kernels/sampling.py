@@ -161,7 +161,8 @@ def build(cuda):
                              gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
                              lse_add32=lse_add32, lse_merge32=lse_merge32,
                              lse_merge64=lse_merge64, atomic_add=atomic_add,
-                             atomic_max=atomic_max, need_lane=gc.need_lane)
+                             atomic_max=atomic_max, need_lane=gc.need_lane,
+                             lane_reset=gc.lane_reset)
         fast = _fast.make(cuda, load, hs)
         return SimpleNamespace(fast=fast, hist=_hist.make(cuda, load, hs, fast.helpers))
 

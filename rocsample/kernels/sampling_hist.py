@@ -153,6 +153,7 @@ def make(cuda, load, h, f):
     is_finite = h.is_finite
     order_key = h.order_key
     atomic_add = h.atomic_add
+    lane_reset = h.lane_reset
     row_mode = f.row_mode
     row_nuc = f.row_nuc
     block_max = f.block_max
@@ -900,8 +901,8 @@ def make(cuda, load, h, f):
         split, y, tid, bs, nsplit, lo, hi = split_block(chunk, n)
         # the histogram lane's request count back to 0 (rocsample.kernels.graph_cond): every
         # kernel that counts has ended before this one starts
-        if split == 0 and y == 0 and tid == 0 and cflag[0] != 0:
-            cflag[0] = 0
+        if split == 0 and y == 0 and tid == 0:
+            lane_reset(cflag)
         shc = cuda.shared.array(HB, np.int32)
         shm = cuda.shared.array(HB, np.int64)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -939,8 +940,8 @@ def make(cuda, load, h, f):
         split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
         # (the histogram kernel's operands, cflag included: as the first kernel of a lane
         # it takes the request count back to 0 likewise)
-        if split == 0 and row == 0 and tid == 0 and cflag[0] != 0:
-            cflag[0] = 0
+        if split == 0 and row == 0 and tid == 0:
+            lane_reset(cflag)
         sm = cuda.shared.array(_MAX_BLOCK, np.int64)
         flag = cuda.shared.array(1, np.int32)
         is_vllm = vllm != 0
