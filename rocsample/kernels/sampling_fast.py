@@ -116,9 +116,6 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 FAST_MIN_QUADS = 6
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
-#: Tokens a thread of a strided (non-drawing) row loads per round (``ROCSAMPLE_STRIDE_UNROLL``,
-#: for timings: the loads in flight of greedy's stream, docs/PERF_NOTES.md).
-STRIDE_UNROLL = int(os.environ.get("ROCSAMPLE_STRIDE_UNROLL") or 8)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -745,7 +742,7 @@ def make(cuda, load, h):
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
         # the tile maxima describe), UNROLL tokens per thread per round.
-        UNROLL = STRIDE_UNROLL
+        UNROLL = 8
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
