@@ -2,9 +2,11 @@
 # (np.row_stack), so a carried numpy 2.4 wheel goes first on PYTHONPATH. See BENCHMARKS.md.
 set -u
 if [ -d .whl ]; then
-  # once per machine (scripts that source this in parallel must not install over each other)
+  # once per machine (scripts that source this in parallel must not install over each other);
+  # whichever wheels were carried (numpy alone where .peers leaves no room for gguf and ml_dtypes,
+  # which only the set_rows tests need)
   if [ ! -f /tmp/site/.rocsample-wheels ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/numpy-*.whl .whl/gguf-*.whl .whl/ml_dtypes-*.whl >/dev/null \
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null \
       && touch /tmp/site/.rocsample-wheels
   fi
   export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
