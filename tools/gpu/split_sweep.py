@@ -40,6 +40,13 @@ if os.environ.get("SWEEP_SHAPES"):
     SHAPES = [tuple(int(v) for v in a.split("x")) for a in os.environ["SWEEP_SHAPES"].split(",")]
 SPLITS = [1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
 BLOCKS = [128, 256, 512]
+# SWEEP_SPLITS / SWEEP_BLOCKS: the points to time instead (SWEEP_SPLITS also past the plan's
+# own bound of a split's logits, vocab // max(1024, block))
+EXACT = bool(os.environ.get("SWEEP_SPLITS"))
+if EXACT:
+    SPLITS = [int(v) for v in os.environ["SWEEP_SPLITS"].split(",")]
+if os.environ.get("SWEEP_BLOCKS"):
+    BLOCKS = [int(v) for v in os.environ["SWEEP_BLOCKS"].split(",")]
 if os.environ.get("SWEEP_BACKEND") == "sim":
     SPLITS, BLOCKS = [1, 2], [32]
 
@@ -64,7 +71,7 @@ def main() -> int:
             res = {}
             for b in BLOCKS:
                 default = choose_splits(rows, vocab, cus, b)
-                most = max(1, vocab // max(1024, b))
+                most = vocab if EXACT else max(1, vocab // max(1024, b))
                 cands = sorted({default, *[v for v in SPLITS if v <= most]})
                 for sp in cands:
                     plan = rocsample.Sampler(rows, vocab, "float32", stream=s, _splits=sp,
