@@ -1,0 +1,137 @@
+"""How close to the floor a single streaming launch gets, against greedy (issue #13: greedy <= 1.25x
+the floor at 64 x 151936 and 64 x 262144, where it reads 1.45x-1.52x).
+
+A minimal row-maximum kernel times the same reads as phase 1's greedy variant and nothing else
+that greedy needs: no index, no partials, no last-block tail. Each block of a (splits x rows) grid
+streams its slice eight loads a round, folds its maximum by a shared-memory tree, and thread 0
+adds it to the row's slot with one float ``atomic.max``, which returns nothing the kernel waits
+for. Its time is a lower bound for any one-launch greedy with this launch shape. Graph-timed
+(bench/common.graph_time: 20 launches in one graph, replays timed by events), at every split
+count and block given, beside this tree's greedy (``Sampler``, plan defaults) in the same process.
+
+    python3 tools/gpu/read_probe.py            # one JSON line per point, then a summary
+    READ_SHAPES=64x151936 READ_SPLITS=4,8 READ_BLOCKS=256 python3 tools/gpu/read_probe.py
+    READ_BACKEND=sim python3 tools/gpu/read_probe.py   # a dry run at tiny shapes
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+from sampler_inputs import device_inputs, logits  # noqa: E402 (this folder: sys.path[0])
+
+SHAPES = [(64, 151936), (64, 262144), (256, 32000), (256, 151936)]
+SPLITS = [2, 4, 6, 8, 10, 12, 16, 24, 32]
+BLOCKS = [256, 512, 1024]
+UNROLL = 8
+
+
+def env_list(name, default, conv=int):
+    v = os.environ.get(name)
+    return default if not v else [conv(a) for a in v.split(",")]
+
+
+def build(cuda):
+    f32_ninf = np.float32(-math.inf)
+
+    @cuda.jit
+    def row_max(x, n, chunk, out):
+        split = cuda.blockIdx.x
+        row = cuda.blockIdx.y
+        tid = cuda.threadIdx.x
+        bs = cuda.blockDim.x
+        xr = x[row]
+        lo = np.int64(split) * chunk
+        hi = min(lo + chunk, n)
+        m = f32_ninf
+        i = lo + tid
+        span = np.int64(bs) * UNROLL
+        last = span - bs
+        vals = cuda.local.array(UNROLL, np.float32)
+        while i + last < hi:
+            for u in range(UNROLL):
+                vals[u] = xr[i + u * bs]
+            for u in range(UNROLL):
+                m = max(m, vals[u])
+            i += span
+        while i < hi:
+            m = max(m, xr[i])
+            i += bs
+        sm = cuda.shared.array(1024, np.float32)
+        sm[tid] = m
+        cuda.syncthreads()
+        step = bs // 2
+        while step > 0:
+            if tid < step:
+                sm[tid] = max(sm[tid], sm[tid + step])
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            cuda.atomic.max(out, row, sm[0])
+
+    return row_max
+
+
+def main() -> int:
+    import rocsample
+    from bench.common import graph_time, measure_copy_bandwidth
+
+    be = rocsample.use_backend(os.environ.get("READ_BACKEND", "cuda"))
+    sim = be.name == "sim"
+    shapes = [(2, 512)] if sim else SHAPES
+    if os.environ.get("READ_SHAPES"):
+        shapes = [tuple(int(v) for v in a.split("x")) for a in os.environ["READ_SHAPES"].split(",")]
+    splits_l = [1, 2] if sim else env_list("READ_SPLITS", SPLITS)
+    blocks_l = [32] if sim else env_list("READ_BLOCKS", BLOCKS)
+    cuda = be.cuda
+    kern = build(cuda)
+    bw = 4e12 if sim else measure_copy_bandwidth(be)
+    s = be.runtime.new_stream()
+    st = be.stream(s)
+    summary = []
+    for rows, vocab in shapes:
+        host = logits(rows, vocab)
+        x, seed, pos = device_inputs(be, st, host)
+        out = be.as_array(np.full(rows, -np.inf, np.float32), "out", st)
+        # the kernel is right before it is timed: every row's maximum at 3 splits
+        kern[(3, rows), blocks_l[0], st.numba](x, np.int64(vocab), np.int64(-(-vocab // 3)), out)
+        got = be.to_host(out, st)
+        assert np.array_equal(got, host.max(axis=1)), "row_max is wrong"
+        floor = rows * vocab * 4 / bw * 1e6
+        plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
+        plan.prewarm()
+
+        def greedy(plan=plan, x=x, seed=seed, pos=pos):
+            plan(x, seed=seed, position=pos, check=False, temperature=0.0)
+        g_us = graph_time(be, greedy, s) * 1e6
+        print(json.dumps(dict(kind="greedy", rows=rows, vocab=vocab, us=round(g_us, 3),
+                              x_floor=round(g_us / floor, 3), splits=plan.plan.splits)),
+              flush=True)
+        best = None
+        for b in blocks_l:
+            for sp in splits_l:
+                chunk = -(-vocab // sp)
+                nb = st.numba
+
+                def fn(x=x, out=out, sp=sp, b=b, chunk=chunk, nb=nb, rows=rows, vocab=vocab):
+                    kern[(sp, rows), b, nb](x, np.int64(vocab), np.int64(chunk), out)
+                us = graph_time(be, fn, s) * 1e6
+                print(json.dumps(dict(kind="row_max", rows=rows, vocab=vocab, block=b, splits=sp,
+                                      us=round(us, 3), x_floor=round(us / floor, 3))), flush=True)
+                if best is None or us < best[0]:
+                    best = (us, b, sp)
+        summary.append(f"{rows}x{vocab}: floor {floor:.2f} us; greedy {g_us:.2f} "
+                       f"({g_us / floor:.2f}x); row_max best {best[0]:.2f} ({best[0] / floor:.2f}x, "
+                       f"b{best[1]} s{best[2]})")
+    print("\n".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
