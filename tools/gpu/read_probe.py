@@ -2,7 +2,11 @@
 the floor at 64 x 151936 and 64 x 262144, where it reads 1.45x-1.52x).
 
 A minimal row-maximum kernel times the same reads as phase 1's greedy variant and nothing else
-that greedy needs: no index, no partials, no last-block tail. Each block of a (splits x rows) grid
+that greedy needs: no index, no partials, no last-block tail. Three more variants put greedy's
+work back one step at a time, at greedy's own launch shape (and ``READ_AM``'s): the index, by one
+64-bit atomic max a block of (order key, ~index) (``argmax``); then the row's last block, by a
+count, writing the token (``argmax_tail``); then a threadfence before the count, as phase 1 has
+(``argmax_tail_fence``). The tail variants are checked against NumPy's argmax first. Each block of a (splits x rows) grid
 streams its slice eight loads a round, folds its maximum by a shared-memory tree, and thread 0
 adds it to the row's slot with one float ``atomic.max``, which returns nothing the kernel waits
 for. Its time is a lower bound for any one-launch greedy with this launch shape. Graph-timed
@@ -75,7 +79,79 @@ def build(cuda):
         if tid == 0:
             cuda.atomic.max(out, row, sm[0])
 
-    return row_max
+    @cuda.jit(device=True)
+    def okey(f):
+        # float32 -> uint32, order-preserving (greedy's order key, -0.0 folded into +0.0)
+        if f == np.float32(0):
+            f = np.float32(0)
+        t = cuda.local.array(1, np.float32)
+        t[0] = f
+        b = np.uint32(t.view(np.uint32)[0])
+        if b & np.uint32(0x80000000):
+            return ~b
+        return b | np.uint32(0x80000000)
+
+    def make_argmax(TAIL, FENCE):
+        # greedy's answer by one 64-bit atomic max a block of (key << 32 | ~index), the lower
+        # index winning ties; TAIL: then greedy's tail, the row's last block (a count) takes the
+        # slot back to 0 and writes the token (FENCE: a threadfence before the count, as
+        # phase 1 has)
+        @cuda.jit
+        def row_argmax(x, n, chunk, slot, cnt, tokens):
+            split = cuda.blockIdx.x
+            row = cuda.blockIdx.y
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            xr = x[row]
+            lo = np.int64(split) * chunk
+            hi = min(lo + chunk, n)
+            m = f32_ninf
+            mi = hi
+            i = lo + tid
+            span = np.int64(bs) * UNROLL
+            last = span - bs
+            vals = cuda.local.array(UNROLL, np.float32)
+            while i + last < hi:
+                for u in range(UNROLL):
+                    vals[u] = xr[i + u * bs]
+                for u in range(UNROLL):
+                    if vals[u] > m:
+                        m = vals[u]
+                        mi = i + u * bs
+                i += span
+            while i < hi:
+                if xr[i] > m:
+                    m = xr[i]
+                    mi = i
+                i += bs
+            sm = cuda.shared.array(1024, np.uint64)
+            k = np.uint64(0)
+            if mi < hi:
+                k = (np.uint64(okey(m)) << np.uint64(32)) | np.uint64(
+                    np.uint32(0xFFFFFFFF) - np.uint32(mi))
+            sm[tid] = k
+            cuda.syncthreads()
+            step = bs // 2
+            while step > 0:
+                if tid < step:
+                    sm[tid] = max(sm[tid], sm[tid + step])
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                cuda.atomic.max(slot, row, sm[0])
+                if TAIL:
+                    if FENCE:
+                        cuda.threadfence()
+                    done = cuda.atomic.add(cnt, row, np.int32(1))
+                    if done == cuda.gridDim.x - 1:
+                        cnt[row] = 0
+                        cuda.threadfence()
+                        w = cuda.atomic.exch(slot, row, np.uint64(0))
+                        tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
+
+        return row_argmax
+
+    return row_max, make_argmax(False, False), make_argmax(True, False), make_argmax(True, True)
 
 
 def main() -> int:
@@ -90,7 +166,7 @@ def main() -> int:
     splits_l = [1, 2] if sim else env_list("READ_SPLITS", SPLITS)
     blocks_l = [32] if sim else env_list("READ_BLOCKS", BLOCKS)
     cuda = be.cuda
-    kern = build(cuda)
+    kern, am, am_tail, am_fence = build(cuda)
     bw = 4e12 if sim else measure_copy_bandwidth(be)
     s = be.runtime.new_stream()
     st = be.stream(s)
@@ -110,6 +186,31 @@ def main() -> int:
         def greedy(plan=plan, x=x, seed=seed, pos=pos):
             plan(x, seed=seed, position=pos, check=False, temperature=0.0)
         g_us = graph_time(be, greedy, s) * 1e6
+        slot = be.as_array(np.zeros(rows, np.uint64), "slot", st)
+        cnt = be.as_array(np.zeros(rows, np.int32), "cnt", st)
+        toks = be.as_array(np.zeros(rows, np.int32), "tokens", st)
+        # greedy's own launch shape, and the best row_max shapes (READ_AM: "splits:block,...")
+        am_pts = [(plan.plan.splits, plan.plan.block)] + [
+            tuple(int(v) for v in a.split(":")) for a in os.environ.get("READ_AM", "").split(",")
+            if a]
+        for v_name, v_kern in (("argmax", am), ("argmax_tail", am_tail),
+                               ("argmax_tail_fence", am_fence)):
+            for sp, b in am_pts:
+                chunk = -(-vocab // sp)
+                v_kern[(sp, rows), b, st.numba](x, np.int64(vocab), np.int64(chunk), slot, cnt,
+                                                toks)
+                if v_name != "argmax":
+                    assert np.array_equal(be.to_host(toks, st), host.argmax(axis=1)), v_name
+                else:
+                    slot = be.as_array(np.zeros(rows, np.uint64), "slot", st)
+
+                def fa(k=v_kern, sp=sp, b=b, chunk=chunk, rows=rows, vocab=vocab, slot=slot,
+                       nb=st.numba, x=x, cnt=cnt, toks=toks):
+                    k[(sp, rows), b, nb](x, np.int64(vocab), np.int64(chunk), slot, cnt, toks)
+                us = graph_time(be, fa, s) * 1e6
+                print(json.dumps(dict(kind=v_name, rows=rows, vocab=vocab, block=b, splits=sp,
+                                      us=round(us, 3), x_floor=round(us / floor, 3))),
+                      flush=True)
         print(json.dumps(dict(kind="greedy", rows=rows, vocab=vocab, us=round(g_us, 3),
                               x_floor=round(g_us / floor, 3), splits=plan.plan.splits)),
               flush=True)
