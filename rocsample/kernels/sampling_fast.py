@@ -114,10 +114,6 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: slower at 1 x 32000, 8 x 32000 and 1 x 151936 (1-5 quads a thread), 0.8 us faster at
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
-#: Rows that neither draw nor want logprobs (greedy, the tile routes' phase 1) fold a strided
-#: round's maximum and find its index once at the end (``ROCSAMPLE_ROUND_MAX=0``: every token's
-#: compare and select, as before; for timings).
-ROUND_MAX = os.environ.get("ROCSAMPLE_ROUND_MAX", "1") != "0"
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -746,7 +742,7 @@ def make(cuda, load, h):
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
         # the tile maxima describe), UNROLL tokens per thread per round.
-        UNROLL = 8   # (round_max folds rounds of 8)
+        UNROLL = 8
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
@@ -773,27 +769,6 @@ def make(cuda, load, h):
                 bv = v
                 bi = j
             return bv, bi, lm, ls
-
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def sel_max(a, b):
-            # the larger of two selectable values (NaN and +inf are not: -inf instead)
-            if not a < _F32_INF:
-                a = _F32_NINF
-            if not b < _F32_INF:
-                b = _F32_NINF
-            return b if b > a else a
-
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def round_max(vals):
-            # the largest value of a strided round of 8 that fold would take (NaN and +inf are
-            # not selectable; -inf never beats the start), by a tree: no dependent chain of 8
-            a = sel_max(vals[0], vals[1])
-            b = sel_max(vals[2], vals[3])
-            c = sel_max(vals[4], vals[5])
-            d = sel_max(vals[6], vals[7])
-            ab = b if b > a else a
-            cd = d if d > c else c
-            return cd if cd > ab else ab
 
         def drawing_folds(FIRST):
             # The exact fold of one token of a row that draws, and of a split's partial quad
@@ -1122,49 +1097,19 @@ def make(cuda, load, h):
                 span = bs1 * np.int64(UNROLL)
                 vals = cuda.local.array(UNROLL, np.float32)
                 last = span - bs1
-                if LP or not ROUND_MAX:
-                    # whole rounds: UNROLL loads per thread, no bounds test, issued before any
-                    # is used; folded in increasing index order
-                    while i + last < hi:
-                        for u in range(UNROLL):
-                            vals[u] = load(xr, 0, i + np.int64(u) * bs1)
-                        for u in range(UNROLL):
-                            bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm,
-                                                  ls)
-                        i += span
-                    # one predicated round (NaN past the end is skipped like any NaN)
-                    if i < hi:
-                        load_round(xr, 0, i, hi, bs1, vals)
-                        for u in range(UNROLL):
-                            bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm,
-                                                  ls)
-                else:
-                    # the round maximum (no per-token index): each round's largest selectable
-                    # value by a tree, a round kept when it beats the best so far (strictly:
-                    # ties keep the earlier round); then the best round loaded again and its
-                    # first slot equal to the best taken, so the index (and the value's sign
-                    # of zero) are those fold gives
-                    br = _I64_M1
-                    while i + last < hi:
-                        for u in range(UNROLL):
-                            vals[u] = load(xr, 0, i + np.int64(u) * bs1)
-                        rm = round_max(vals)
-                        if rm > bv:
-                            bv = rm
-                            br = i
-                        i += span
-                    if i < hi:
-                        load_round(xr, 0, i, hi, bs1, vals)
-                        rm = round_max(vals)
-                        if rm > bv:
-                            bv = rm
-                            br = i
-                    if br >= _I64_0:
-                        load_round(xr, 0, br, hi, bs1, vals)
-                        for u in range(UNROLL - 1, -1, -1):
-                            if vals[u] == bv:
-                                bi = br + np.int64(u) * bs1
-                                bv = vals[u]
+                # whole rounds: UNROLL loads per thread, no bounds test, issued before any is
+                # used; folded in increasing index order
+                while i + last < hi:
+                    for u in range(UNROLL):
+                        vals[u] = load(xr, 0, i + np.int64(u) * bs1)
+                    for u in range(UNROLL):
+                        bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
+                    i += span
+                # one predicated round (NaN past the end is skipped like any NaN)
+                if i < hi:
+                    load_round(xr, 0, i, hi, bs1, vals)
+                    for u in range(UNROLL):
+                        bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:

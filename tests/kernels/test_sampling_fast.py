@@ -336,37 +336,3 @@ def test_drawing_near_ties_fall_back_to_the_exact_draw(backend, shape, lp):
         got = compare(backend, lg, res[0], res[1] if lp else None, seed=seed, position=4,
                       **params)
         assert [int(t) for t in got[:2]] == peaks[:2]
-
-
-@pytest.mark.parametrize("tile", [False, True], ids=["greedy", "top_k3"])
-def test_round_maximum_keeps_the_lowest_index_of_the_best(backend, shape, rng, tile):
-    # Rows that neither draw nor want logprobs fold each strided round's maximum and find its
-    # index once at the end (KF.ROUND_MAX): the lowest index of the row maximum wherever its
-    # copies sit (two rounds of one thread, two slots of one round, another thread, the
-    # predicated round), -0.0 and +0.0 as equals, NaN and +inf never taken, no finite value at
-    # all. One split, so thread t's tokens are t + u * block + r * 8 * block.
-    b = shape["block"] or 256
-    rnd = 8 * b
-    vocab = 3 * rnd + 37
-    lg = (-5.0 - rng.uniform(size=(5, vocab))).astype(np.float32)
-    lg[:, 0] = np.inf
-    lg[:, 1] = np.nan
-    lg[0, 3 + 2 * rnd] = 7.0                 # thread 3, round 2, slot 0
-    lg[0, 3 + 5 * b] = 7.0                   # thread 3, round 0, slot 5: the first
-    lg[0, 2 + 6 * b] = 7.0                   # thread 2, round 0, slot 6
-    lg[1, 4 + rnd + 3 * b] = -0.0            # thread 4, round 1, slot 3
-    lg[1, 4 + rnd + b] = 0.0                 # thread 4, round 1, slot 1: the first
-    lg[1, 9 + 2 * rnd] = -0.0
-    lg[2, 5 + 7 * b] = 6.0                   # thread 5, round 0, slots 7 and 2: slot 2
-    lg[2, 5 + 2 * b] = 6.0
-    lg[2, vocab - 3] = 6.0                   # the predicated round
-    lg[3, vocab - 3] = 8.0                   # the predicated round alone
-    lg[4, :] = -np.inf
-    lg[4, 2] = np.nan
-    want = [3 + 5 * b, 4 + rnd + b, 5 + 2 * b, vocab - 3, -1]
-    params = dict(temperature=0.8, top_k=3) if tile else dict(temperature=0.0)
-    seed = rng.integers(0, 2**63, 5)
-    res = rs.sample(lg, seed=seed, position=2, check=False, _block=b, _splits=1, **params)
-    tok = compare(backend, lg, res[0], seed=seed, position=2, **params)
-    if not tile:
-        assert list(tok) == want
