@@ -44,31 +44,15 @@ def env_list(name, default, conv=int):
 def build(cuda):
     f32_ninf = np.float32(-math.inf)
 
-    @cuda.jit
-    def row_max(x, n, chunk, out):
-        split = cuda.blockIdx.x
-        row = cuda.blockIdx.y
-        tid = cuda.threadIdx.x
-        bs = cuda.blockDim.x
-        xr = x[row]
-        lo = np.int64(split) * chunk
-        hi = min(lo + chunk, n)
-        m = f32_ninf
-        i = lo + tid
-        span = np.int64(bs) * UNROLL
-        last = span - bs
-        vals = cuda.local.array(UNROLL, np.float32)
-        while i + last < hi:
-            for u in range(UNROLL):
-                vals[u] = xr[i + u * bs]
-            for u in range(UNROLL):
-                m = max(m, vals[u])
-            i += span
-        while i < hi:
-            m = max(m, xr[i])
-            i += bs
-        sm = cuda.shared.array(1024, np.float32)
-        sm[tid] = m
+    @cuda.jit(device=True)
+    def block_slice(n, chunk):
+        # (row, thread, block size, the block's [lo, hi)) of a (splits x rows) grid
+        lo = np.int64(cuda.blockIdx.x) * chunk
+        return cuda.blockIdx.y, cuda.threadIdx.x, cuda.blockDim.x, lo, min(lo + chunk, n)
+
+    @cuda.jit(device=True)
+    def tree_max(sm, tid, bs):
+        # sm[0] = max(sm[0:bs]) (every thread calls it; bs a power of two)
         cuda.syncthreads()
         step = bs // 2
         while step > 0:
@@ -76,8 +60,6 @@ def build(cuda):
                 sm[tid] = max(sm[tid], sm[tid + step])
             cuda.syncthreads()
             step //= 2
-        if tid == 0:
-            cuda.atomic.max(out, row, sm[0])
 
     @cuda.jit(device=True)
     def okey(f):
@@ -91,20 +73,16 @@ def build(cuda):
             return ~b
         return b | np.uint32(0x80000000)
 
-    def make_argmax(TAIL, FENCE):
-        # greedy's answer by one 64-bit atomic max a block of (key << 32 | ~index), the lower
-        # index winning ties; TAIL: then greedy's tail, the row's last block (a count) takes the
-        # slot back to 0 and writes the token (FENCE: a threadfence before the count, as
-        # phase 1 has)
+    def make(INDEX, TAIL, FENCE):
+        # INDEX False: the row maximum alone, one float atomic max a block into ``slot`` (a
+        # float32 array). INDEX: greedy's answer by one 64-bit atomic max a block of
+        # (key << 32 | ~index), the lower index winning ties (``slot`` uint64); TAIL: then
+        # greedy's tail, the row's last block (a count) takes the slot back to 0 and writes the
+        # token (FENCE: a threadfence before the count, as phase 1 has)
         @cuda.jit
-        def row_argmax(x, n, chunk, slot, cnt, tokens):
-            split = cuda.blockIdx.x
-            row = cuda.blockIdx.y
-            tid = cuda.threadIdx.x
-            bs = cuda.blockDim.x
+        def kern(x, n, chunk, slot, cnt, tokens):
+            row, tid, bs, lo, hi = block_slice(n, chunk)
             xr = x[row]
-            lo = np.int64(split) * chunk
-            hi = min(lo + chunk, n)
             m = f32_ninf
             mi = hi
             i = lo + tid
@@ -115,28 +93,32 @@ def build(cuda):
                 for u in range(UNROLL):
                     vals[u] = xr[i + u * bs]
                 for u in range(UNROLL):
-                    if vals[u] > m:
-                        m = vals[u]
-                        mi = i + u * bs
+                    if INDEX:
+                        if vals[u] > m:
+                            m = vals[u]
+                            mi = i + u * bs
+                    else:
+                        m = max(m, vals[u])
                 i += span
             while i < hi:
                 if xr[i] > m:
                     m = xr[i]
                     mi = i
                 i += bs
+            if not INDEX:
+                smf = cuda.shared.array(1024, np.float32)
+                smf[tid] = m
+                tree_max(smf, tid, bs)
+                if tid == 0:
+                    cuda.atomic.max(slot, row, smf[0])
+                return
             sm = cuda.shared.array(1024, np.uint64)
             k = np.uint64(0)
             if mi < hi:
                 k = (np.uint64(okey(m)) << np.uint64(32)) | np.uint64(
                     np.uint32(0xFFFFFFFF) - np.uint32(mi))
             sm[tid] = k
-            cuda.syncthreads()
-            step = bs // 2
-            while step > 0:
-                if tid < step:
-                    sm[tid] = max(sm[tid], sm[tid + step])
-                cuda.syncthreads()
-                step //= 2
+            tree_max(sm, tid, bs)
             if tid == 0:
                 cuda.atomic.max(slot, row, sm[0])
                 if TAIL:
@@ -149,9 +131,9 @@ def build(cuda):
                         w = cuda.atomic.exch(slot, row, np.uint64(0))
                         tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
 
-        return row_argmax
+        return kern
 
-    return row_max, make_argmax(False, False), make_argmax(True, False), make_argmax(True, True)
+    return make(False, False, False), make(True, False, False), make(True, True, False), make(True, True, True)
 
 
 def main() -> int:
@@ -175,8 +157,11 @@ def main() -> int:
         host = logits(rows, vocab)
         x, seed, pos = device_inputs(be, st, host)
         out = be.as_array(np.full(rows, -np.inf, np.float32), "out", st)
+        cnt = be.as_array(np.zeros(rows, np.int32), "cnt", st)
+        toks = be.as_array(np.zeros(rows, np.int32), "tokens", st)
         # the kernel is right before it is timed: every row's maximum at 3 splits
-        kern[(3, rows), blocks_l[0], st.numba](x, np.int64(vocab), np.int64(-(-vocab // 3)), out)
+        kern[(3, rows), blocks_l[0], st.numba](x, np.int64(vocab), np.int64(-(-vocab // 3)), out,
+                                                cnt, toks)
         got = be.to_host(out, st)
         assert np.array_equal(got, host.max(axis=1)), "row_max is wrong"
         floor = rows * vocab * 4 / bw * 1e6
@@ -187,8 +172,6 @@ def main() -> int:
             plan(x, seed=seed, position=pos, check=False, temperature=0.0)
         g_us = graph_time(be, greedy, s) * 1e6
         slot = be.as_array(np.zeros(rows, np.uint64), "slot", st)
-        cnt = be.as_array(np.zeros(rows, np.int32), "cnt", st)
-        toks = be.as_array(np.zeros(rows, np.int32), "tokens", st)
         # greedy's own launch shape, and the best row_max shapes (READ_AM: "splits:block,...")
         am_pts = [(plan.plan.splits, plan.plan.block)] + [
             tuple(int(v) for v in a.split(":")) for a in os.environ.get("READ_AM", "").split(",")
@@ -220,8 +203,9 @@ def main() -> int:
                 chunk = -(-vocab // sp)
                 nb = st.numba
 
-                def fn(x=x, out=out, sp=sp, b=b, chunk=chunk, nb=nb, rows=rows, vocab=vocab):
-                    kern[(sp, rows), b, nb](x, np.int64(vocab), np.int64(chunk), out)
+                def fn(x=x, out=out, sp=sp, b=b, chunk=chunk, nb=nb, rows=rows, vocab=vocab,
+                       cnt=cnt, toks=toks):
+                    kern[(sp, rows), b, nb](x, np.int64(vocab), np.int64(chunk), out, cnt, toks)
                 us = graph_time(be, fn, s) * 1e6
                 print(json.dumps(dict(kind="row_max", rows=rows, vocab=vocab, block=b, splits=sp,
                                       us=round(us, 3), x_floor=round(us / floor, 3))), flush=True)
