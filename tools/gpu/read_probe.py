@@ -6,7 +6,11 @@ that greedy needs: no index, no partials, no last-block tail. Three more variant
 work back one step at a time, at greedy's own launch shape (and ``READ_AM``'s): the index, by one
 64-bit atomic max a block of (order key, ~index) (``argmax``); then the row's last block, by a
 count, writing the token (``argmax_tail``); then a threadfence before the count, as phase 1 has
-(``argmax_tail_fence``). The tail variants are checked against NumPy's argmax first. Each block of a (splits x rows) grid
+(``argmax_tail_fence``). ``argmax_round`` and ``argmax_round_tail_fence`` keep the index a
+round at a time instead: a tree over the round's 8 values and their 3-bit slots, one compare with
+the best a round, and no second read (the twenty-second session's round maximum read the best
+round again and lost at 64 x 262144). The tail variants are checked against NumPy's argmax
+first. Each block of a (splits x rows) grid
 streams its slice eight loads a round, folds its maximum by a shared-memory tree, and thread 0
 adds it to the row's slot with one float ``atomic.max``, which returns nothing the kernel waits
 for. Its time is a lower bound for any one-launch greedy with this launch shape. Graph-timed
@@ -43,6 +47,7 @@ def env_list(name, default, conv=int):
 
 def build(cuda):
     f32_ninf = np.float32(-math.inf)
+    f32_inf = np.float32(math.inf)
 
     @cuda.jit(device=True)
     def block_slice(n, chunk):
@@ -73,9 +78,33 @@ def build(cuda):
             return ~b
         return b | np.uint32(0x80000000)
 
+    @cuda.jit(device=True)
+    def pick(a, ia, b, ib):
+        # the larger of (a, ia) and (b, ib) where ia < ib: b only when strictly larger
+        if b > a:
+            return b, ib
+        return a, ia
+
+    @cuda.jit(device=True)
+    def round_argmax(vals):
+        # (the largest selectable value of a round of 8, its first slot): NaN and +inf are not
+        # selectable; a tree of value and 3-bit slot pairs, ties to the lower slot
+        w = cuda.local.array(8, np.float32)
+        for u in range(8):
+            v = vals[u]
+            w[u] = v if v < f32_inf else f32_ninf
+        a, ia = pick(w[0], 0, w[1], 1)
+        b, ib = pick(w[2], 2, w[3], 3)
+        c, ic = pick(w[4], 4, w[5], 5)
+        d, id_ = pick(w[6], 6, w[7], 7)
+        ab, iab = pick(a, ia, b, ib)
+        cd, icd = pick(c, ic, d, id_)
+        return pick(ab, iab, cd, icd)
+
     def make(INDEX, TAIL, FENCE):
-        # INDEX False: the row maximum alone, one float atomic max a block into ``slot`` (a
-        # float32 array). INDEX: greedy's answer by one 64-bit atomic max a block of
+        # INDEX 0: the row maximum alone, one float atomic max a block into ``slot`` (a
+        # float32 array). INDEX 1 (every token's compare and select) or 2 (a round's tree,
+        # round_argmax): greedy's answer by one 64-bit atomic max a block of
         # (key << 32 | ~index), the lower index winning ties (``slot`` uint64); TAIL: then
         # greedy's tail, the row's last block (a count) takes the slot back to 0 and writes the
         # token (FENCE: a threadfence before the count, as phase 1 has)
@@ -92,13 +121,19 @@ def build(cuda):
             while i + last < hi:
                 for u in range(UNROLL):
                     vals[u] = xr[i + u * bs]
-                for u in range(UNROLL):
-                    if INDEX:
-                        if vals[u] > m:
-                            m = vals[u]
-                            mi = i + u * bs
-                    else:
-                        m = max(m, vals[u])
+                if INDEX == 2:
+                    rm, ru = round_argmax(vals)
+                    if rm > m:
+                        m = rm
+                        mi = i + ru * bs
+                else:
+                    for u in range(UNROLL):
+                        if INDEX:
+                            if vals[u] > m:
+                                m = vals[u]
+                                mi = i + u * bs
+                        else:
+                            m = max(m, vals[u])
                 i += span
             while i < hi:
                 if xr[i] > m:
@@ -133,7 +168,8 @@ def build(cuda):
 
         return kern
 
-    return make(False, False, False), make(True, False, False), make(True, True, False), make(True, True, True)
+    return (make(0, False, False), make(1, False, False), make(1, True, False),
+            make(1, True, True), make(2, False, False), make(2, True, True))
 
 
 def main() -> int:
@@ -148,7 +184,7 @@ def main() -> int:
     splits_l = [1, 2] if sim else env_list("READ_SPLITS", SPLITS)
     blocks_l = [32] if sim else env_list("READ_BLOCKS", BLOCKS)
     cuda = be.cuda
-    kern, am, am_tail, am_fence = build(cuda)
+    kern, am, am_tail, am_fence, am_round, am_round_fence = build(cuda)
     bw = 4e12 if sim else measure_copy_bandwidth(be)
     s = be.runtime.new_stream()
     st = be.stream(s)
@@ -177,12 +213,13 @@ def main() -> int:
             tuple(int(v) for v in a.split(":")) for a in os.environ.get("READ_AM", "").split(",")
             if a]
         for v_name, v_kern in (("argmax", am), ("argmax_tail", am_tail),
-                               ("argmax_tail_fence", am_fence)):
+                               ("argmax_tail_fence", am_fence), ("argmax_round", am_round),
+                               ("argmax_round_tail_fence", am_round_fence)):
             for sp, b in am_pts:
                 chunk = -(-vocab // sp)
                 v_kern[(sp, rows), b, st.numba](x, np.int64(vocab), np.int64(chunk), slot, cnt,
                                                 toks)
-                if v_name != "argmax":
+                if "tail" in v_name:
                     assert np.array_equal(be.to_host(toks, st), host.argmax(axis=1)), v_name
                 else:
                     slot = be.as_array(np.zeros(rows, np.uint64), "slot", st)
