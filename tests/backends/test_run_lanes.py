@@ -1,44 +1,38 @@
 """The lane loop that both ``GpuBackend.forked`` (two lanes joined by events) and
 ``GpuBackend.conditional`` (the same, with a conditional node in place of a lane's launches)
-run: what it asks of the driver, in order, without a GPU."""
+run, laid out by ``GpuBackend._lanes``: what it asks of the driver, in order, without a GPU."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from rocsample.backends.gpu import _run_lanes
+from rocsample.backends.gpu import GpuBackend, _run_lanes
 
-MAIN, SIDE = "main", "side"
+MAIN, SIDE = "main", 7
 EVS = ("ev0", "ev1", "ev2", "ev3", "ev4", "join")
 
 
-def _layout(after):
-    lanes = [a[0] for a in after]
-    calls = [(None, k) for k in range(len(after))]
-    cross = {d for k, (lane, ds) in enumerate(after) for d in ds if lanes[d] != lane}
-    side = SIDE if any(lanes) else None
-    return after, calls, lanes, cross, side, EVS if side else ()
+def _run(after, at=(), fail=None, n=None):
+    log = []
 
-
-def _recorder(log):
     def call(name, *args):
         log.append((name, *args[:2]))
 
     def fn_of(k):
-        def fn(*_a):
-            log.append(("launch", k))
-            return 0
+        def fn(*args):
+            # the stream argument (the ninth) says which lane the launch went to
+            log.append(("launch", k) if args[8] is None else ("launch", k, args[8].value))
+            return 700 if k == fail else 0
         return fn
-    return call, fn_of
 
-
-def _run(after, at=(), fail=None):
-    log = []
-    call, fn_of = _recorder(log)
-    after_, calls, lanes, cross, side, evs = _layout(after)
-    calls = [(fn_of(k) if k != fail else (lambda *_a: 700), (k,)) for k in range(len(after))]
-    _run_lanes(call, "cuLaunchKernel", MAIN, (after_, calls, lanes, cross, side, evs), at,
-               lambda on: log.append(("node", on)))
+    n = len(after) if n is None else n
+    # DriverBound's native form: (the launch function, its arguments, the stream the ninth)
+    bounds = [SimpleNamespace(native=(fn_of(k), (k,) * 8 + (None,))) for k in range(n)]
+    be = SimpleNamespace(fork_streams=lambda stream: (SIDE, EVS))
+    lanes = GpuBackend._lanes(be, bounds, after, None)
+    _run_lanes(call, "cuLaunchKernel", MAIN, lanes, at, lambda on: log.append(("node", on)))
     return log
 
 
@@ -51,8 +45,8 @@ def test_forked_lanes_wait_for_the_other_lane_and_join_back():
     assert _run(FORK) == [
         ("launch", 0), ("cuEventRecord", "ev0", MAIN),
         ("launch", 1),
-        ("cuStreamWaitEvent", SIDE, "ev0"), ("launch", 2),
-        ("launch", 3), ("cuEventRecord", "ev3", SIDE),
+        ("cuStreamWaitEvent", SIDE, "ev0"), ("launch", 2, SIDE),
+        ("launch", 3, SIDE), ("cuEventRecord", "ev3", SIDE),
         ("cuStreamWaitEvent", MAIN, "ev3"), ("launch", 4),
         ("cuEventRecord", "join", SIDE), ("cuStreamWaitEvent", MAIN, "join")]
 
@@ -69,9 +63,23 @@ def test_a_conditional_lane_is_one_node_where_its_first_launch_was():
 
 
 def test_a_chain_has_no_side_stream_and_no_events():
-    chain = ((0, ()), (0, (0,)), (0, (1,)), (0, (2,)))
-    assert _run(chain) == [("launch", k) for k in range(4)]
-    assert _run(chain, at=(1, 2)) == [("launch", 0), ("node", MAIN), ("launch", 3)]
+    # after=None: a chain, which _lanes lays out on the calling stream alone
+    assert _run(None, n=4) == [("launch", k) for k in range(4)]
+    assert _run(None, at=(1, 2), n=4) == [("launch", 0), ("node", MAIN), ("launch", 3)]
+
+
+def test_a_chain_given_as_none_is_every_launch_after_the_one_before():
+    bounds = [SimpleNamespace(native=(None, (k,) * 9)) for k in range(3)]
+    after, _calls, lanes, cross, side, evs = GpuBackend._lanes(
+        SimpleNamespace(fork_streams=None), bounds, None, None)
+    assert after == ((0, ()), (0, (0,)), (0, (1,))) and lanes == [0, 0, 0]
+    assert cross == set() and side is None and evs == ()
+
+
+def test_no_side_stream_to_be_had_lays_out_nothing():
+    bounds = [SimpleNamespace(native=(None, (k,) * 9)) for k in range(2)]
+    be = SimpleNamespace(fork_streams=lambda stream: None)
+    assert GpuBackend._lanes(be, bounds, FORK[:2], None) is None
 
 
 def test_a_failed_launch_names_the_launch_call_and_the_error():
