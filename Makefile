@@ -29,7 +29,7 @@ SIGS64 := build/kernel-sigs-wave64.json
 AMD_GATE ?= 1
 # the kernels again with 64-thread wavefronts (wave64 AMD parts): block sizes and reductions
 WAVE64_TESTS := tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.py \
-	tests/kernels/test_sampling_nucleus.py \
+	tests/kernels/test_sampling_nucleus.py tests/kernels/test_argmax_kernel.py \
 	tests/kernels/test_set_rows.py tests/regress/test_fast_finalize_fold_past_256_splits.py
 test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS) $(SIGS64)

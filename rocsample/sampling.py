@@ -232,6 +232,8 @@ class Sampler:
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
             # order (the first call then counted from whatever the allocation held)
+            # phase 1's argmax kernel's per-row 64-bit slot and count (0 between launches)
+            self._gslot = be.as_array(np.zeros((2, n), np.uint64), "argmax_slot", self.stream)
             be.runtime.synchronize(self.stream)
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),
@@ -731,7 +733,8 @@ class Sampler:
         # and its device copy is a cached parameter that later calls with the same values reuse
         ops = _router.Operands(x, dev["temperature"], dev["top_k"], dev["top_p"], dev["min_p"],
                                seed_a, pos_a, tokens, logprobs, status, w, bool(return_logprobs),
-                               bool(advance_position) and pos_dev, self._counts, self._cflag)
+                               bool(advance_position) and pos_dev, self._counts, self._cflag,
+                               self._gslot)
         L = _router.launches(self.plan, self._ns, route, ops)
         for kernel, grid, block, args in L:
             be.launch(kernel, grid, block, st, *args)

@@ -16,7 +16,7 @@ from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 from rocsample.kernels import sampling_hist as KH
 
-__all__ = ["SamplingPlan", "choose_splits", "draw_splits"]
+__all__ = ["SamplingPlan", "argmax_shape", "choose_splits", "draw_splits"]
 
 _BLOCK = 256
 _MAX_SPLITS = 1024
@@ -43,6 +43,10 @@ _DRAW_NARROW_PER_CU = 2
 _DRAW_NARROW_CHUNK = 2000
 _MIN_CHUNK = 16384
 _ALIGN = 256
+#: phase 1's argmax kernel's launch shape (:func:`argmax_shape`)
+_ARGMAX_ROWS2 = 32
+_ARGMAX_MIN_CHUNK = 2048
+_ARGMAX_WIDE = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
 #: Splits of at most this many logits (one row or a few of up to about 64k logits: 31 splits of
@@ -80,6 +84,25 @@ def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
     enough = max(_FILL_PER_CU_X2 * cus // (2 * rows), -(-n_vocab // _MIN_CHUNK))
     most = max(1, n_vocab // max(_MIN_PER_SPLIT, block))
     return int(max(1, min(wave, enough, most, _MAX_SPLITS)))
+
+
+def argmax_shape(n_rows: int, n_vocab: int, cus: int, warp: int) -> tuple[int, int]:
+    """(splits, block) of phase 1's argmax kernel (greedy-only calls without logprobs).
+
+    About one block a compute unit in all below ``_ARGMAX_ROWS2`` rows and two from there on,
+    none streaming fewer than ``_ARGMAX_MIN_CHUNK`` logits; blocks of 256 threads, 512 where each
+    thread then streams at least ``_ARGMAX_WIDE`` logits. From the H200's sweep of the kernel's
+    form in tools/gpu/read_probe.py (``argmax_win16``, graph-timed, the twelve benchmark shapes,
+    1 to 64 splits, blocks of 256 to 1024; bench/results/nvidia-h200-s23-read-probe-sweep.jsonl):
+    the best points were 64 splits at one row, 16 at 8 rows, 2-4 at 64 rows and one at 256 rows,
+    blocks of 512 only at 256 x 151936 and 256 x 262144."""
+    rows = max(n_rows, 1)
+    blocks = cus * (2 if rows >= _ARGMAX_ROWS2 else 1)
+    s = max(1, min(blocks // rows, n_vocab // _ARGMAX_MIN_CHUNK, _MAX_SPLITS))
+    b = 256
+    if -(-n_vocab // s) >= 512 * _ARGMAX_WIDE and 512 <= K.MAX_BLOCK:
+        b = 512
+    return s, max(b, warp)
 
 
 def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
@@ -122,6 +145,9 @@ class SamplingPlan:
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
         occupancy would make two waves; the scratch is laid out for ``splits``).
+    splits_argmax, chunk_argmax, block_argmax : int
+        The launch shape of phase 1's argmax kernel (calls whose every row is greedy and wants
+        no logprob; :func:`argmax_shape`).
     splits_fin, chunk_fin, rows_fin : int
         The histogram and select passes of routes whose every histogram-path row is a
         top-p-only row (the rows the nucleus pass leaves): grid ``(splits_fin, rows_fin)``,
@@ -154,6 +180,14 @@ class SamplingPlan:
         self.chunk = -(-n_vocab // s)
         self.splits_draw = sd
         self.chunk_draw = -(-n_vocab // sd)
+        # (a given split count or block, for tests, serves this launch too)
+        sa, ba = argmax_shape(n_rows, n_vocab, cus, warp)
+        if splits is not None:
+            sa = s
+        if block is not None:
+            ba = b
+        self.splits_argmax, self.block_argmax = sa, ba
+        self.chunk_argmax = -(-n_vocab // sa)
         rows = max(n_rows, 1)
         if splits is None:
             sf = max(1, min(n_vocab // _FIN_CHUNK, _MAX_SPLITS, max(s, _FIN_SLOTS // rows)))

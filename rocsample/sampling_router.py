@@ -16,7 +16,9 @@ Interface, two functions (the Sampler calls nothing else of this module):
     array a kernel takes must come from ``ops`` (or be a view of one): the binder re-points the
     caller's arrays by their addresses, whatever the argument lists here are.
 
-One path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
+A call whose every row is greedy and wants no logprob is one launch of phase 1's argmax kernel
+(``kernels.sampling_fast``'s ``argmax()``, at the plan's ``splits_argmax`` x ``block_argmax``).
+Otherwise one path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
 modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, or its
 large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the candidates fit
 (:func:`tile_large_fits`; host parameters only), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
@@ -138,6 +140,9 @@ class Operands:
     # int32 (1,): a launch's requests for its conditional lane (``kernels.graph_cond``; the
     # plan's own, 0 between launches)
     cflag: Any = None
+    # uint64 (2, n_rows): phase 1's argmax kernel's per-row slot and count (the plan's own, 0
+    # between launches)
+    gslot: Any = None
 
 
 @dataclass(frozen=True)
@@ -315,6 +320,11 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # one split count for every launch of the route (phase 1's per-split work is what the
     # others read): the drawing variant's where the route launches it
     S, chunk = (plan.splits_draw, plan.chunk_draw) if r.draw else (plan.splits, plan.chunk)
+    if KF.ARGMAX and not (r.draw or r.tile or r.hist or r.dev or o.want_lp):
+        # every row greedy, no logprob: the argmax kernel at its own launch shape
+        L.append((kn.fast.argmax(), (plan.splits_argmax, n), plan.block_argmax,
+                  (o.x, nv, plan.chunk_argmax, o.gslot, o.tokens, o.logprobs, o.status)))
+        return
     w = o.w
     temp, topk, topp, minp = o.temperature, o.top_k, o.top_p, o.min_p
     # a plan without filters has no histograms: its rows never reach the code using them

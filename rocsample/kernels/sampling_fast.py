@@ -114,6 +114,14 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: slower at 1 x 32000, 8 x 32000 and 1 x 151936 (1-5 quads a thread), 0.8 us faster at
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
+#: Calls whose every row is greedy and wants no logprob take phase 1's argmax kernel
+#: (``argmax()``): ARGMAX_U loads a round, each round folded by a tree of fmax with its index found
+#: once at the end, at the plan's own launch shape (``SamplingPlan.splits_argmax``).
+#: Off until its first run on a GPU in the package (the twenty-third session timed its form in
+#: tools/gpu/read_probe.py only): ``ROCSAMPLE_ARGMAX=1`` turns it on (the same tokens);
+#: tests/kernels/test_argmax_kernel.py runs it on every device backend either way.
+ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "0") != "0"
+ARGMAX_U = 16
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -246,8 +254,9 @@ def make(cuda, load, h):
     Returns
     -------
     types.SimpleNamespace
-        ``partials(draw, lp)`` (a cached factory of ``_sample_partials_fast_kernel`` variants)
-        and ``_sample_finalize_fast_kernel``.
+        ``partials(draw, lp)`` (a cached factory of ``_sample_partials_fast_kernel`` variants),
+        ``argmax()`` (``_argmax_kernel``, greedy-only calls without logprobs) and
+        ``finalize(large)``.
     """
     is_finite = h.is_finite
     order_key = h.order_key
@@ -1254,6 +1263,118 @@ def make(cuda, load, h):
             kern = variants[key] = _partials(*key)
         return kern
 
+    # --- greedy-only launches ---------------------------------------------------------------
+    lib = getattr(cuda, "libdevice", None)
+    if lib is not None:
+        fmax = lib.fmaxf   # (one max.f32, which ignores NaN)
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fmax(a, b):
+            # the larger of a and b ignoring NaN (NaN only when both are), as libdevice's fmaxf
+            return a if (a >= b or b != b) else b
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def max8(v, b):
+        # the largest non-NaN of v[b : b + 8], by a tree of fmax (written out: registers only)
+        return fmax(fmax(fmax(v[b], v[b + 1]), fmax(v[b + 2], v[b + 3])),
+                    fmax(fmax(v[b + 4], v[b + 5]), fmax(v[b + 6], v[b + 7])))
+
+    def _argmax():
+        AU = ARGMAX_U
+
+        @cuda.jit(cache=JIT_CACHE)
+        def _argmax_kernel(x, n, chunk, gs, tokens, logprobs, status):
+            # Phase 1 of a call whose every row is greedy and wants no logprob: each row's
+            # lowest index among its largest finite logits, in one launch of (splits x rows) blocks. Each thread streams its tokens
+            # t + u * block of the split AU at a time (the last round predicated, NaN past the
+            # end) and folds each round by a tree of fmax into one value, with no index: a round
+            # is kept when its maximum beats the thread's best strictly (ties keep the earlier
+            # round). A round whose maximum is +inf (not selectable) is folded again without
+            # it. The block's largest order key, then only the threads holding it load their
+            # best round again (one round trip, from L2 as a rule) for its first slot equal to
+            # the best, and the block's lowest such index wins. One split: the block writes the
+            # row's outputs. More: thread 0 folds (order key << 32 | ~index) into the row's slot
+            # gs[0, row] by one 64-bit atomic max, fences and counts in gs[1, row]; the block
+            # counting the row's last split reads the slot, puts it back to 0 and writes the
+            # outputs (the count by residues, as phase 1's tail). Same tokens as fold: NaN and
+            # +inf are never taken, -0.0 ties with +0.0, the lowest index wins, and a row with
+            # nothing selectable gets -1 with STATUS_NO_FINITE.
+            split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+            sm = cuda.shared.array(MAX_BLOCK, np.int64)
+            bs1 = np.int64(bs)
+            span = bs1 * np.int64(AU)
+            last = span - bs1
+            vals = cuda.local.array(AU, np.float32)
+            bv = _F32_NINF
+            br = _I64_M1
+            i = lo + np.int64(tid)
+            while i < hi:
+                if i + last < hi:
+                    for u in range(AU):
+                        vals[u] = load(x, row, i + np.int64(u) * bs1)
+                else:
+                    load_round(x, row, i, hi, bs1, vals)
+                rm = max8(vals, 0)
+                for b in range(8, AU, 8):
+                    rm = fmax(rm, max8(vals, b))
+                if rm > bv:
+                    if rm == _F32_INF:
+                        rm = _F32_NINF
+                        for u in range(AU):
+                            if vals[u] < _F32_INF:
+                                rm = fmax(rm, vals[u])
+                    if rm > bv:
+                        bv = rm
+                        br = i
+                i += span
+            kv = _I64_M1
+            if br >= _I64_0:
+                kv = np.int64(order_key(bv))
+            km = block_max(sm, kv, tid, bs)
+            cand = _I64_M1 - n   # minus the lowest index: below -n where the thread has none
+            if km >= _I64_0 and kv == km:
+                load_round(x, row, br, hi, bs1, vals)
+                for u in range(AU - 1, -1, -1):
+                    if vals[u] == bv:
+                        cand = -(br + np.int64(u) * bs1)
+            best = -block_max(sm, cand, tid, bs)
+            if tid != 0:
+                return
+            if nsplit > 1:
+                key = _U64_0
+                if km >= _I64_0:
+                    key = (np.uint64(km) << np.uint64(32)) | np.uint64(_LOW32 - best)
+                atomic_max(gs, (0, row), key)
+                cuda.threadfence()
+                done = atomic_add(gs, (1, row), np.uint64(1))
+                if done % np.uint64(nsplit) != np.uint64(nsplit - 1):
+                    return
+                atomic_add(gs, (1, row), _U64_0 - np.uint64(nsplit))
+                cuda.threadfence()
+                key = atomic_max(gs, (0, row), _U64_0)   # (a read from L2)
+                gs[0, row] = _U64_0
+                km = _I64_M1
+                if key != _U64_0:
+                    km = _I64_0
+                    best = _LOW32 - np.int64(key & np.uint64(_LOW32))
+            logprobs[row] = _F32_NAN
+            if km < _I64_0:
+                tokens[row] = -1
+                status[row] = STATUS_NO_FINITE
+            else:
+                tokens[row] = np.int32(best)
+                status[row] = STATUS_OK
+
+        return _argmax_kernel
+
+    argmax_kern = []
+
+    def argmax():
+        # phase 1 of greedy-only calls without logprobs (built on first use)
+        if not argmax_kern:
+            argmax_kern.append(_argmax())
+        return argmax_kern[0]
+
     # --- block-wide helpers (every thread of the block must call them) ----------------------
     @cuda.jit(device=True, cache=JIT_CACHE)
     def block_incl_scan(sm, tid, bs):
@@ -1844,5 +1965,5 @@ def make(cuda, load, h):
                               bin_dlim=bin_dlim, digit_pick=digit_pick, bitonic_desc=bitonic_desc,
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
-    return SimpleNamespace(helpers=helpers, partials=partials,
+    return SimpleNamespace(helpers=helpers, partials=partials, argmax=argmax,
                            finalize=finalize)

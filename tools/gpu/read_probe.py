@@ -10,7 +10,13 @@ count, writing the token (``argmax_tail``); then a threadfence before the count,
 round at a time instead: a tree over the round's 8 values and their 3-bit slots, one compare with
 the best a round, and no second read (the twenty-second session's round maximum read the best
 round again and lost at 64 x 262144). The tail variants are checked against NumPy's argmax
-first. Each block of a (splits x rows) grid
+first. ``argmax_win`` and ``argmax_win16`` (the twenty-third session; phase 1's argmax kernel
+took the second's form) fold each round of 8 or 16 loads by a tree of fmax with no index, keep
+the best round's base, and after the block's maximum (warp shuffles) only the threads holding it
+load that round again for the index; one split writes the token with no atomics. The first
+twenty-third-session run of them built the tree in a local array (local memory) and streamed the
+last partial round one load at a time; both are mended here. ``READ_VARIANTS`` picks variants.
+Each block of a (splits x rows) grid
 streams its slice eight loads a round, folds its maximum by a shared-memory tree, and thread 0
 adds it to the row's slot with one float ``atomic.max``, which returns nothing the kernel waits
 for. Its time is a lower bound for any one-launch greedy with this launch shape. Graph-timed
@@ -48,6 +54,7 @@ def env_list(name, default, conv=int):
 def build(cuda):
     f32_ninf = np.float32(-math.inf)
     f32_inf = np.float32(math.inf)
+    f32_nan = np.float32(math.nan)
 
     @cuda.jit(device=True)
     def block_slice(n, chunk):
@@ -100,6 +107,148 @@ def build(cuda):
         ab, iab = pick(a, ia, b, ib)
         cd, icd = pick(c, ic, d, id_)
         return pick(ab, iab, cd, icd)
+
+    FULL = np.uint32(0xFFFFFFFF)
+    if hasattr(cuda, "shfl_xor_sync"):
+        @cuda.jit(device=True)
+        def block_fmax(sw, v, tid, bs):
+            # the block's largest float32 to every thread: shuffles in each warp, then the
+            # warps' maxima through sw (bs a multiple of 32)
+            for off in (16, 8, 4, 2, 1):
+                v = max(v, cuda.shfl_xor_sync(FULL, v, off))
+            if (tid & 31) == 0:
+                sw[tid >> 5] = v
+            cuda.syncthreads()
+            r = sw[0]
+            for q in range(1, 32):
+                if q < (bs >> 5):
+                    r = max(r, sw[q])
+            return r
+
+        @cuda.jit(device=True)
+        def block_imin(si, v, tid, bs):
+            # the block's smallest int64 to thread 0
+            for off in (16, 8, 4, 2, 1):
+                v = min(v, cuda.shfl_xor_sync(FULL, v, off))
+            if (tid & 31) == 0:
+                si[tid >> 5] = v
+            cuda.syncthreads()
+            r = si[0]
+            for q in range(1, 32):
+                if q < (bs >> 5):
+                    r = min(r, si[q])
+            return r
+    else:   # the simulator: no warp intrinsics
+        @cuda.jit(device=True)
+        def block_fmax(sw, v, tid, bs):
+            if tid == 0:
+                sw[0] = v
+            cuda.syncthreads()
+            for q in range(bs):
+                if q == tid and v > sw[0]:
+                    sw[0] = v
+                cuda.syncthreads()
+            return sw[0]
+
+        @cuda.jit(device=True)
+        def block_imin(si, v, tid, bs):
+            if tid == 0:
+                si[0] = v
+            cuda.syncthreads()
+            for q in range(bs):
+                if q == tid and v < si[0]:
+                    si[0] = v
+                cuda.syncthreads()
+            return si[0]
+
+    lib = getattr(cuda, "libdevice", None)
+    if lib is not None:
+        fm = lib.fmaxf   # one max.f32: NaN-ignoring
+    else:
+        @cuda.jit(device=True)
+        def fm(a, b):
+            # NaN-ignoring maximum (the simulator: no libdevice)
+            return a if (a >= b or b != b) else b
+
+    @cuda.jit(device=True)
+    def tree8(v, b):
+        # the NaN-ignoring maximum of v[b : b + 8] by a tree (written out: no local array)
+        return fm(fm(fm(v[b], v[b + 1]), fm(v[b + 2], v[b + 3])),
+                  fm(fm(v[b + 4], v[b + 5]), fm(v[b + 6], v[b + 7])))
+
+    def make_win(U):
+        # "argmax_win" (U = 8) and "argmax_win16": each thread folds a round's U values (the
+        # last round predicated; unsigned-index loads) by an fmax tree (no index) and keeps the
+        # best round's base (strict '>': the earliest round on ties; a round whose maximum is
+        # +inf is folded again without it, rarely). The block's maximum
+        # by warp shuffles; only the threads holding it load their best round again (U loads,
+        # one round trip) for its first slot equal to the maximum; the block's lowest such
+        # index by shuffles. One split: the block writes the token; more: one 64-bit atomic max
+        # a block, a fence and the row's count, as argmax_tail_fence.
+        @cuda.jit
+        def kern(x, n, chunk, slot, cnt, tokens):
+            row, tid, bs, lo, hi = block_slice(n, chunk)
+            m = f32_ninf
+            br = np.int64(-1)
+            i = lo + tid
+            span = np.int64(bs) * U
+            last = span - bs
+            vals = cuda.local.array(U, np.float32)
+            while i < hi:
+                # whole rounds, and one predicated last round (NaN past the end, ignored)
+                if i + last < hi:
+                    for u in range(U):
+                        vals[u] = x[row, np.uint64(i + u * bs)]
+                else:
+                    for u in range(U):
+                        vals[u] = f32_nan
+                        if i + u * bs < hi:
+                            vals[u] = x[row, np.uint64(i + u * bs)]
+                rm = tree8(vals, 0)
+                if U == 16:
+                    rm = fm(rm, tree8(vals, 8))
+                if rm > m:   # (NaN only where every value is NaN)
+                    if rm == f32_inf:
+                        rm = f32_ninf
+                        for u in range(U):
+                            if vals[u] < f32_inf:
+                                rm = max(rm, vals[u])
+                    if rm > m:
+                        m = rm
+                        br = i
+                i += span
+            sw = cuda.shared.array(32, np.float32)
+            si = cuda.shared.array(32, np.int64)
+            mx = block_fmax(sw, m, tid, bs)
+            j = np.int64(0x7FFFFFFFFFFFFFFF)
+            if m == mx and mx > f32_ninf:
+                if br >= 0:
+                    for u in range(U):
+                        vals[u] = f32_nan
+                        if br + u * bs < hi:
+                            vals[u] = x[row, np.uint64(br + u * bs)]
+                    for u in range(U - 1, -1, -1):
+                        if vals[u] == mx:
+                            j = br + u * bs
+            jm = block_imin(si, j, tid, bs)
+            if tid == 0:
+                if cuda.gridDim.x == 1:
+                    tokens[row] = np.int32(jm) if mx > f32_ninf else np.int32(-1)
+                    return
+                k = np.uint64(0)
+                if mx > f32_ninf:
+                    k = (np.uint64(okey(mx)) << np.uint64(32)) | np.uint64(
+                        np.uint32(0xFFFFFFFF) - np.uint32(jm))
+                cuda.atomic.max(slot, row, k)
+                cuda.threadfence()
+                done = cuda.atomic.add(cnt, row, np.int32(1))
+                if done == cuda.gridDim.x - 1:
+                    cnt[row] = 0
+                    cuda.threadfence()
+                    w = cuda.atomic.exch(slot, row, np.uint64(0))
+                    tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
+
+        return kern
 
     def make(INDEX, TAIL, FENCE):
         # INDEX 0: the row maximum alone, one float atomic max a block into ``slot`` (a
@@ -169,7 +318,8 @@ def build(cuda):
         return kern
 
     return (make(0, False, False), make(1, False, False), make(1, True, False),
-            make(1, True, True), make(2, False, False), make(2, True, True))
+            make(1, True, True), make(2, False, False), make(2, True, True), make_win(8),
+            make_win(16))
 
 
 def main() -> int:
@@ -184,7 +334,11 @@ def main() -> int:
     splits_l = [1, 2] if sim else env_list("READ_SPLITS", SPLITS)
     blocks_l = [32] if sim else env_list("READ_BLOCKS", BLOCKS)
     cuda = be.cuda
-    kern, am, am_tail, am_fence, am_round, am_round_fence = build(cuda)
+    kern, am, am_tail, am_fence, am_round, am_round_fence, am_win, am_win16 = build(cuda)
+    variants = dict(argmax=am, argmax_tail=am_tail, argmax_tail_fence=am_fence,
+                    argmax_round=am_round, argmax_round_tail_fence=am_round_fence,
+                    argmax_win=am_win, argmax_win16=am_win16)
+    pick_v = env_list("READ_VARIANTS", list(variants), str)
     bw = 4e12 if sim else measure_copy_bandwidth(be)
     s = be.runtime.new_stream()
     st = be.stream(s)
@@ -212,14 +366,13 @@ def main() -> int:
         am_pts = [(plan.plan.splits, plan.plan.block)] + [
             tuple(int(v) for v in a.split(":")) for a in os.environ.get("READ_AM", "").split(",")
             if a]
-        for v_name, v_kern in (("argmax", am), ("argmax_tail", am_tail),
-                               ("argmax_tail_fence", am_fence), ("argmax_round", am_round),
-                               ("argmax_round_tail_fence", am_round_fence)):
+        for v_name in pick_v:
+            v_kern = variants[v_name]
             for sp, b in am_pts:
                 chunk = -(-vocab // sp)
                 v_kern[(sp, rows), b, st.numba](x, np.int64(vocab), np.int64(chunk), slot, cnt,
                                                 toks)
-                if "tail" in v_name:
+                if "tail" in v_name or "win" in v_name:
                     assert np.array_equal(be.to_host(toks, st), host.argmax(axis=1)), v_name
                 else:
                     slot = be.as_array(np.zeros(rows, np.uint64), "slot", st)
