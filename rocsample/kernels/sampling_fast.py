@@ -117,10 +117,8 @@ FAST_MIN_QUADS = 6
 #: Calls whose every row is greedy and wants no logprob take phase 1's argmax kernel
 #: (``argmax()``): ARGMAX_U loads a round, each round folded by a tree of fmax with its index found
 #: once at the end, at the plan's own launch shape (``SamplingPlan.splits_argmax``).
-#: Off until its first run on a GPU in the package (the twenty-third session timed its form in
-#: tools/gpu/read_probe.py only): ``ROCSAMPLE_ARGMAX=1`` turns it on (the same tokens);
-#: tests/kernels/test_argmax_kernel.py runs it on every device backend either way.
-ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "0") != "0"
+#: ``ROCSAMPLE_ARGMAX=0`` keeps them on the general phase 1 (timings; the same tokens).
+ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "1") != "0"
 ARGMAX_U = 16
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)

@@ -246,13 +246,22 @@ def _place(be, case, name, value, st_):
     return H.place(be, big, case.where[name], name, st_)[view]
 
 
+def _overlap_view(case: RowsCase) -> tuple:
+    """The "overlap" case's src, as a view of dst: its first len(idx[-1]) rows on every leading
+    axis. Explicit slices, no Ellipsis: numba's device arrays fail on ``dst[..., :k, :]`` of a
+    4-D array (seen on the H200 in the twenty-third session's gate: TypeError in
+    numba.cuda.cudadrv.dummyarray; tests/regress/test_fuzz_overlap_view_sliced_with_ellipsis.py)."""
+    nd = np.asarray(case.dst).ndim
+    return (slice(None),) * (nd - 2) + (slice(0, np.asarray(case.idx).shape[-1]), slice(None))
+
+
 def _run_rows(be, case: RowsCase):
     s = be.runtime.new_stream() if case.stream else None
     dst = _place(be, case, "dst", case.dst, s)
     src = _place(be, case, "src", case.src, s)
     idx = _place(be, case, "idx", case.idx, s)
     if case.special == "overlap":  # src: rows of dst itself (same dtype and width)
-        src = dst[..., : np.asarray(case.idx).shape[-1], :]
+        src = dst[_overlap_view(case)]
     elif case.special == "readonly":
         dst.flags.writeable = False
     state = {"dst": dst, "s": s, "before": H.host_of(be, dst, s)}

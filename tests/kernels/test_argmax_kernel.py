@@ -57,8 +57,8 @@ def _rows(rng, vocab, block, splits):
 
 @pytest.fixture(autouse=True)
 def _argmax_on(monkeypatch):
-    """The argmax kernel on (``KF.ARGMAX``; off by default until its first GPU run), with no
-    cached plan bound without it."""
+    """The argmax kernel on (``KF.ARGMAX``, whatever ROCSAMPLE_ARGMAX says), with no cached plan
+    bound without it."""
     monkeypatch.setattr(KF, "ARGMAX", True)
     monkeypatch.setattr(rs, "_PLANS", {})
 
