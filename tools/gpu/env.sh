@@ -5,9 +5,12 @@ if [ -d .whl ]; then
   # once per machine (scripts that source this in parallel must not install over each other);
   # whichever wheels were carried (numpy alone where .peers leaves no room for gguf and ml_dtypes,
   # which only the set_rows tests need)
-  if [ ! -f /tmp/site/.rocsample-wheels ]; then
+  # (the marker names the wheels installed: a warm machine that got fewer wheels from an
+  # earlier call installs again; the twenty-third session's gate missed gguf that way)
+  wheels=$(cd .whl && ls *.whl | sort | paste -sd' ' -)
+  if [ "$(cat /tmp/site/.rocsample-wheels 2>/dev/null)" != "$wheels" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null \
-      && touch /tmp/site/.rocsample-wheels
+      && echo "$wheels" > /tmp/site/.rocsample-wheels
   fi
   export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
 else
