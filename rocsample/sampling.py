@@ -229,11 +229,11 @@ class Sampler:
             # (its last row's first count: the conditional lane's requests, Operands.cflag)
             self._row_done = be.as_array(np.zeros((3 * sets + 3, n), np.int32), "row_done",
                                          self.stream)
+            # phase 1's argmax kernel's per-row 64-bit slot and count (0 between launches)
+            self._gslot = be.as_array(np.zeros((2, n), np.uint64), "argmax_slot", self.stream)
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
             # order (the first call then counted from whatever the allocation held)
-            # phase 1's argmax kernel's per-row 64-bit slot and count (0 between launches)
-            self._gslot = be.as_array(np.zeros((2, n), np.uint64), "argmax_slot", self.stream)
             be.runtime.synchronize(self.stream)
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),

@@ -86,7 +86,7 @@ def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
     return int(max(1, min(wave, enough, most, _MAX_SPLITS)))
 
 
-def argmax_shape(n_rows: int, n_vocab: int, cus: int, warp: int) -> tuple[int, int]:
+def argmax_shape(n_rows: int, n_vocab: int, cus: int) -> tuple[int, int]:
     """(splits, block) of phase 1's argmax kernel (greedy-only calls without logprobs).
 
     About one block a compute unit in all below ``_ARGMAX_ROWS2`` rows and two from there on,
@@ -95,14 +95,15 @@ def argmax_shape(n_rows: int, n_vocab: int, cus: int, warp: int) -> tuple[int, i
     form in tools/gpu/read_probe.py (``argmax_win16``, graph-timed, the twelve benchmark shapes,
     1 to 64 splits, blocks of 256 to 1024; bench/results/nvidia-h200-s23-read-probe-sweep.jsonl):
     the best points were 64 splits at one row, 16 at 8 rows, 2-4 at 64 rows and one at 256 rows,
-    blocks of 512 only at 256 x 151936 and 256 x 262144."""
+    blocks of 512 only at 256 x 151936 and 256 x 262144. (Both blocks are multiples of every
+    wavefront size, 32 and 64.)"""
     rows = max(n_rows, 1)
     blocks = cus * (2 if rows >= _ARGMAX_ROWS2 else 1)
     s = max(1, min(blocks // rows, n_vocab // _ARGMAX_MIN_CHUNK, _MAX_SPLITS))
     b = 256
     if -(-n_vocab // s) >= 512 * _ARGMAX_WIDE and 512 <= K.MAX_BLOCK:
         b = 512
-    return s, max(b, warp)
+    return s, b
 
 
 def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
@@ -181,7 +182,7 @@ class SamplingPlan:
         self.splits_draw = sd
         self.chunk_draw = -(-n_vocab // sd)
         # (a given split count or block, for tests, serves this launch too)
-        sa, ba = argmax_shape(n_rows, n_vocab, cus, warp)
+        sa, ba = argmax_shape(n_rows, n_vocab, cus)
         if splits is not None:
             sa = s
         if block is not None:

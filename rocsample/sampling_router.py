@@ -316,15 +316,15 @@ def conditional(plan, r: Route):
 def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     """Phase 1, then the tile finalize, histogram and select passes the route asks for."""
     n, nv = plan.n_rows, plan.n_vocab
-    B = plan.block
-    # one split count for every launch of the route (phase 1's per-split work is what the
-    # others read): the drawing variant's where the route launches it
-    S, chunk = (plan.splits_draw, plan.chunk_draw) if r.draw else (plan.splits, plan.chunk)
     if KF.ARGMAX and not (r.draw or r.tile or r.hist or r.dev or o.want_lp):
         # every row greedy, no logprob: the argmax kernel at its own launch shape
         L.append((kn.fast.argmax(), (plan.splits_argmax, n), plan.block_argmax,
                   (o.x, nv, plan.chunk_argmax, o.gslot, o.tokens, o.logprobs, o.status)))
         return
+    B = plan.block
+    # one split count for every launch of the route (phase 1's per-split work is what the
+    # others read): the drawing variant's where the route launches it
+    S, chunk = (plan.splits_draw, plan.chunk_draw) if r.draw else (plan.splits, plan.chunk)
     w = o.w
     temp, topk, topp, minp = o.temperature, o.top_k, o.top_p, o.min_p
     # a plan without filters has no histograms: its rows never reach the code using them

@@ -135,14 +135,14 @@ def test_argmax_slot_and_count_return_to_zero(backend, rng):
         assert not host(backend, s._gslot).any()
 
 
-@pytest.mark.parametrize("rows, vocab, cus, warp, want", [
-    (1, 32000, 132, 32, (15, 256)), (1, 151936, 132, 32, (74, 256)),
-    (8, 151936, 132, 32, (16, 256)), (64, 151936, 132, 32, (4, 256)),
-    (64, 262144, 132, 32, (4, 256)), (256, 32000, 132, 32, (1, 256)),
-    (256, 151936, 132, 32, (1, 512)), (256, 262144, 132, 32, (1, 512)),
-    (4096, 1000, 40, 64, (1, 256)), (2, 100, 40, 32, (1, 256))])
-def test_argmax_launch_shape(rows, vocab, cus, warp, want):
+@pytest.mark.parametrize("rows, vocab, cus, want", [
+    (1, 32000, 132, (15, 256)), (1, 151936, 132, (74, 256)),
+    (8, 151936, 132, (16, 256)), (64, 151936, 132, (4, 256)),
+    (64, 262144, 132, (4, 256)), (256, 32000, 132, (1, 256)),
+    (256, 151936, 132, (1, 512)), (256, 262144, 132, (1, 512)),
+    (4096, 1000, 40, (1, 256)), (2, 100, 40, (1, 256))])
+def test_argmax_launch_shape(rows, vocab, cus, want):
     # About a block a compute unit below 32 rows and two from there on, splits of 2048 logits
     # or more, blocks of 512 only where each thread streams 256 logits or more (the H200 sweep
     # in sampling_plan.argmax_shape's docstring).
-    assert sampling_plan.argmax_shape(rows, vocab, cus, warp) == want
+    assert sampling_plan.argmax_shape(rows, vocab, cus) == want

@@ -20,7 +20,27 @@
 #                        rocsample/kernels/NAME.py replaced by $BASE_DIR/NAME_REV.py (default
 #                        tools/gpu/probe; made by `git show REV:rocsample/kernels/NAME.py`,
 #                        carried untracked); sets BASE_PYTHONPATH (PYTHONPATH pointed there)
+#   sanitizers           compute-sanitizer memcheck, racecheck and synccheck over pytest with the
+#                        caller's FS (files) and PA (arguments) arrays, each under LIMIT (default
+#                        90 s), after one warm run without a sanitizer (numba's disk cache) ->
+#                        warm.log, {memcheck,racecheck,synccheck}.log, san-summary.txt
 BH=(--backend cuda -q -p no:cacheprovider)
+
+sanitizers() {
+  local tool t0 r found api
+  timeout 120 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/warm.log" 2>&1
+  echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/warm.log")"
+  for tool in memcheck racecheck synccheck; do
+    api=(); [ "$tool" = memcheck ] && api=(--report-api-errors no)
+    t0=$SECONDS
+    timeout "${LIMIT:-90}" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
+      --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/$tool.log" 2>&1
+    r=$?
+    found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
+    echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)" \
+      | tee -a "$OUT/san-summary.txt"
+  done
+}
 
 banner() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
