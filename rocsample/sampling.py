@@ -226,18 +226,21 @@ class Sampler:
             # (and a last pair for the row-strided histogram and select passes of the nucleus
             # pass's routes, at their own split count)
             sets = 1 if self.plan.splits_draw == self.plan.splits else 2
-            # (its last row's first count: the conditional lane's requests, Operands.cflag)
-            self._row_done = be.as_array(np.zeros((3 * sets + 3, n), np.int32), "row_done",
+            # (then one row whose first count is the conditional lane's requests,
+            # Operands.cflag, and the last row: phase 1's argmax kernel's counts, at its own
+            # split count)
+            self._row_done = be.as_array(np.zeros((3 * sets + 4, n), np.int32), "row_done",
                                          self.stream)
-            # phase 1's argmax kernel's per-row 64-bit slot and count (0 between launches)
-            self._gslot = be.as_array(np.zeros((2, n), np.uint64), "argmax_slot", self.stream)
+            # phase 1's argmax kernel's per-row 64-bit slot (0 between launches)
+            self._gslot = be.as_array(np.zeros((n,), np.uint64), "argmax_slot", self.stream)
             # the zeros land before any launch on any stream: a plan that follows the caller's
             # stream launches on streams other than its own, which its own stream's copy does not
             # order (the first call then counted from whatever the allocation held)
             be.runtime.synchronize(self.stream)
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),
-                            tuple(self._row_done[3 * sets + i] for i in range(2)))
+                            tuple(self._row_done[3 * sets + i] for i in range(2)),
+                            self._row_done[3 * sets + 3])
             self._cflag = self._row_done[3 * sets + 2, :1]
 
     # ---------------------------------------------------------------------------------------

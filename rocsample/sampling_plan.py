@@ -46,7 +46,6 @@ _ALIGN = 256
 #: phase 1's argmax kernel's launch shape (:func:`argmax_shape`)
 _ARGMAX_ROWS2 = 32
 _ARGMAX_MIN_CHUNK = 2048
-_ARGMAX_WIDE = 256
 #: the scratch purpose every sampling plan requests (one buffer per (device, stream))
 PURPOSE = "sample"
 #: Splits of at most this many logits (one row or a few of up to about 64k logits: 31 splits of
@@ -90,20 +89,18 @@ def argmax_shape(n_rows: int, n_vocab: int, cus: int) -> tuple[int, int]:
     """(splits, block) of phase 1's argmax kernel (greedy-only calls without logprobs).
 
     About one block a compute unit in all below ``_ARGMAX_ROWS2`` rows and two from there on,
-    none streaming fewer than ``_ARGMAX_MIN_CHUNK`` logits; blocks of 256 threads, 512 where each
-    thread then streams at least ``_ARGMAX_WIDE`` logits. From the H200's sweep of the kernel's
-    form in tools/gpu/read_probe.py (``argmax_win16``, graph-timed, the twelve benchmark shapes,
-    1 to 64 splits, blocks of 256 to 1024; bench/results/nvidia-h200-s23-read-probe-sweep.jsonl):
-    the best points were 64 splits at one row, 16 at 8 rows, 2-4 at 64 rows and one at 256 rows,
-    blocks of 512 only at 256 x 151936 and 256 x 262144. (Both blocks are multiples of every
-    wavefront size, 32 and 64.)"""
+    none streaming fewer than ``_ARGMAX_MIN_CHUNK`` logits; blocks of 256 threads (a multiple of
+    every wavefront size, 32 and 64). From the H200's sweeps, graph-timed: of the kernel's first
+    form in tools/gpu/read_probe.py (``argmax_win16``, the twelve benchmark shapes, 1 to 64
+    splits, blocks of 256 to 1024; bench/results/nvidia-h200-s23-read-probe-sweep.jsonl), the
+    best points were 64 splits at one row, 16 at 8 rows, 2-4 at 64 rows and one at 256 rows; of
+    the package kernel with 16-byte loads (tools/gpu/split_sweep.py, 1 to 16 splits, blocks of
+    256 and 512; bench/results/nvidia-h200-s24-split-sweep.json), the same split counts, and
+    blocks of 256 best at every shape (256 x 151936: 37.9 us against 38.8 with 512)."""
     rows = max(n_rows, 1)
     blocks = cus * (2 if rows >= _ARGMAX_ROWS2 else 1)
     s = max(1, min(blocks // rows, n_vocab // _ARGMAX_MIN_CHUNK, _MAX_SPLITS))
-    b = 256
-    if -(-n_vocab // s) >= 512 * _ARGMAX_WIDE and 512 <= K.MAX_BLOCK:
-        b = 512
-    return s, b
+    return s, 256
 
 
 def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:

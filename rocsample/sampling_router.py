@@ -135,13 +135,14 @@ class Operands:
     # the plan's per-row counts of finished splits: (three int32 (n_rows,) for the routes that
     # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw`` (the same
     # arrays where the two counts are equal), two for the row-strided histogram and select passes
-    # (``plan.splits_fin``)): each counter only ever sees one split count
+    # (``plan.splits_fin``), one for phase 1's argmax kernel (``plan.splits_argmax``)): each
+    # counter only ever sees one split count
     counts: Any
     # int32 (1,): a launch's requests for its conditional lane (``kernels.graph_cond``; the
     # plan's own, 0 between launches)
     cflag: Any = None
-    # uint64 (2, n_rows): phase 1's argmax kernel's per-row slot and count (the plan's own, 0
-    # between launches)
+    # uint64 (n_rows,): phase 1's argmax kernel's per-row slot (the plan's own, 0 between
+    # launches)
     gslot: Any = None
 
 
@@ -319,7 +320,8 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     if KF.ARGMAX and not (r.draw or r.tile or r.hist or r.dev or o.want_lp):
         # every row greedy, no logprob: the argmax kernel at its own launch shape
         L.append((kn.fast.argmax(), (plan.splits_argmax, n), plan.block_argmax,
-                  (o.x, nv, plan.chunk_argmax, o.gslot, o.tokens, o.logprobs, o.status)))
+                  (o.x, nv, plan.chunk_argmax, o.gslot, o.counts[3], o.tokens, o.logprobs,
+                   o.status)))
         return
     B = plan.block
     # one split count for every launch of the route (phase 1's per-split work is what the

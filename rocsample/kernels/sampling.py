@@ -41,6 +41,7 @@ from rocsample.kernels import graph_cond as _graph_cond
 from rocsample.kernels import philox as _philox
 from rocsample.kernels import sampling_fast as _fast
 from rocsample.kernels import sampling_hist as _hist
+from rocsample.kernels import vload as _vload
 
 #: Largest block the kernels accept; shared arrays are sized for it.
 MAX_BLOCK = 512
@@ -93,6 +94,7 @@ def build(cuda):
     atomic_add = _at.add
     atomic_max = _at.max
     gc = _graph_cond.build(cuda, atomic_add)
+    raw4, head4 = _vload.build(cuda)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def f32_bits(f):
@@ -154,8 +156,8 @@ def build(cuda):
             sv[tid] = sv[o]
             si[tid] = si[o]
 
-    def make(load):
-        hs = SimpleNamespace(is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
+    def make(load, widen):
+        hs = SimpleNamespace(raw4=raw4, head4=head4, widen=widen, is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
                              quad_gumbel=ph.quad_gumbel, quad_words=ph.quad_words,
                              uniform=ph.uniform, gumbel_fast_ud=ph.gumbel_fast_ud,
                              gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
@@ -173,9 +175,17 @@ def build(cuda):
         return np.float32(x[row, np.uint64(i)])
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def load_bf16(x, row, i):
+    def widen_float(v):
+        return np.float32(v)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def widen_bf16(v):
         # bfloat16 is the high half of a float32: widening is a 16-bit shift of the bits.
-        return bits_f32(np.int64(x[row, np.uint64(i)]) << np.int64(16))
+        return bits_f32(np.int64(v) << np.int64(16))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def load_bf16(x, row, i):
+        return widen_bf16(x[row, np.uint64(i)])
 
     # float16 logits travel as their uint16 bits (numba-hip 0.2 has no float16 type) and are
     # widened exactly here: by the hardware conversion on numba-cuda (the one with libdevice),
@@ -212,7 +222,8 @@ def build(cuda):
         if r < n_rows:
             pos[r] = pos[r] + np.uint64(1)
 
-    return SimpleNamespace(float=make(load_float), f16=make(load_f16), bf16=make(load_bf16),
+    return SimpleNamespace(float=make(load_float, widen_float), f16=make(load_f16, f16_bits_f32),
+                           bf16=make(load_bf16, widen_bf16),
                            f16_bits_f32=f16_bits_f32,
                            _advance_position_kernel=_advance_position_kernel,
                            _lane_gate_kernel=gc._lane_gate_kernel, philox=ph)

@@ -115,11 +115,13 @@ DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: 64 x 32000 (6), 9-77 us faster from 64 x 151936 on (15 and more).
 FAST_MIN_QUADS = 6
 #: Calls whose every row is greedy and wants no logprob take phase 1's argmax kernel
-#: (``argmax()``): ARGMAX_U loads a round, each round folded by a tree of fmax with its index found
-#: once at the end, at the plan's own launch shape (``SamplingPlan.splits_argmax``).
+#: (``argmax()``): ARGMAX_V loads of four logits a round (``rocsample.kernels.vload``), each
+#: round folded by a tree of fmax with its index found once at the end, at the plan's own launch
+#: shape (``SamplingPlan.splits_argmax``).
 #: ``ROCSAMPLE_ARGMAX=0`` keeps them on the general phase 1 (timings; the same tokens).
 ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "1") != "0"
-ARGMAX_U = 16
+#: Vectors of four logits a thread loads per round in the argmax kernel (``vload.raw4``).
+ARGMAX_V = 8
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
@@ -272,6 +274,9 @@ def make(cuda, load, h):
     lse_merge32 = h.lse_merge32
     lse_merge64 = h.lse_merge64
     atomic_add = h.atomic_add
+    raw4 = h.raw4
+    head4 = h.head4
+    widen = h.widen
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_topk(t, k, n):
@@ -1272,69 +1277,123 @@ def make(cuda, load, h):
             return a if (a >= b or b != b) else b
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def load4(x, row, i):
+        # the logits x[row, i : i + 4] by one vector load (``vload.raw4``: i on a 4-logit
+        # boundary of the row's address), widened to float32
+        a, b, c, d = raw4(x, row, i)
+        return widen(a), widen(b), widen(c), widen(d)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def max8(v, b):
         # the largest non-NaN of v[b : b + 8], by a tree of fmax (written out: registers only)
         return fmax(fmax(fmax(v[b], v[b + 1]), fmax(v[b + 2], v[b + 3])),
                     fmax(fmax(v[b + 4], v[b + 5]), fmax(v[b + 6], v[b + 7])))
 
     def _argmax():
-        AU = ARGMAX_U
+        AV = ARGMAX_V
+        W = 4 * AV
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def round4(x, row, hd, i, hi, step, vals):
+            # One round of AV vectors: vals[4 v + c] = the logit hd + 4 (i + v * step) + c of
+            # row ``row``, NaN (skipped like any NaN) where vector i + v * step is past hi
+            for v in range(AV):
+                q = i + np.int64(v) * step
+                a = b = c = d = _F32_NAN
+                if q < hi:
+                    a, b, c, d = load4(x, row, hd + 4 * q)
+                vals[4 * v] = a
+                vals[4 * v + 1] = b
+                vals[4 * v + 2] = c
+                vals[4 * v + 3] = d
 
         @cuda.jit(cache=JIT_CACHE)
-        def _argmax_kernel(x, n, chunk, gs, tokens, logprobs, status):
+        def _argmax_kernel(x, n, chunk, gs, ctr, tokens, logprobs, status):
             # Phase 1 of a call whose every row is greedy and wants no logprob: each row's
-            # lowest index among its largest finite logits, in one launch of (splits x rows) blocks. Each thread streams its tokens
-            # t + u * block of the split AU at a time (the last round predicated, NaN past the
-            # end) and folds each round by a tree of fmax into one value, with no index: a round
-            # is kept when its maximum beats the thread's best strictly (ties keep the earlier
-            # round). A round whose maximum is +inf (not selectable) is folded again without
-            # it. The block's largest order key, then only the threads holding it load their
-            # best round again (one round trip, from L2 as a rule) for its first slot equal to
-            # the best, and the block's lowest such index wins. One split: the block writes the
-            # row's outputs. More: thread 0 folds (order key << 32 | ~index) into the row's slot
-            # gs[0, row] by one 64-bit atomic max, fences and counts in gs[1, row]; the block
-            # counting the row's last split reads the slot, puts it back to 0 and writes the
-            # outputs (the count by residues, as phase 1's tail). Same tokens as fold: NaN and
-            # +inf are never taken, -0.0 ties with +0.0, the lowest index wins, and a row with
-            # nothing selectable gets -1 with STATUS_NO_FINITE.
-            split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+            # lowest index among its largest finite logits, in one launch of (splits x rows)
+            # blocks. A row is read four logits a load (``vload.raw4``: one 16-byte load of
+            # float32): its first hd logits (0 to 3, up to the first 4-logit boundary of its
+            # address, ``head4``) and its last (n - hd) % 4 are single loads by split 0's first
+            # threads; the vectors between are split ``ceil(chunk / 4)`` a split. Each thread
+            # streams its vectors t + v * block of the split AV at a time (the last round
+            # predicated, NaN past the end) and folds each round by a tree of fmax into one
+            # value, with no index: a round is kept when its maximum beats the thread's best
+            # strictly (ties keep the earlier round). A round whose maximum is +inf (not
+            # selectable) is folded again without it. The block's largest order key, then only
+            # the threads holding it load their best round again (one round trip, from L2 as a
+            # rule) for its first slot equal to the best, and the block's lowest such index
+            # wins. One split: the block writes the row's outputs. More: thread 0 folds
+            # (order key << 32 | ~index) into the row's slot gs[row] by one 64-bit atomic max,
+            # fences and counts the block done in ctr (count_done, as phase 1's tail); the
+            # block counting the row's last split reads the slot, puts it back to 0 and writes
+            # the outputs. Same tokens as fold: NaN and +inf are never taken, -0.0 ties
+            # with +0.0, the lowest index wins, and a row with nothing selectable gets -1 with
+            # STATUS_NO_FINITE.
+            split = cuda.blockIdx.x
+            row = cuda.blockIdx.y
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
+            nsplit = cuda.gridDim.x
             sm = cuda.shared.array(MAX_BLOCK, np.int64)
+            hd = min(head4(x, row), n)
+            nv = (n - hd) >> 2            # vectors: logits hd + 4 q .. hd + 4 q + 3
+            c4 = (chunk + 3) >> 2
+            lo = np.int64(split) * c4
+            hi = min(lo + c4, nv)
             bs1 = np.int64(bs)
-            span = bs1 * np.int64(AU)
+            span = bs1 * np.int64(AV)
             last = span - bs1
-            vals = cuda.local.array(AU, np.float32)
+            vals = cuda.local.array(W, np.float32)
             bv = _F32_NINF
             br = _I64_M1
             i = lo + np.int64(tid)
             while i < hi:
                 if i + last < hi:
-                    for u in range(AU):
-                        vals[u] = load(x, row, i + np.int64(u) * bs1)
+                    for v in range(AV):
+                        a, b, c, d = load4(x, row, hd + 4 * (i + np.int64(v) * bs1))
+                        vals[4 * v] = a
+                        vals[4 * v + 1] = b
+                        vals[4 * v + 2] = c
+                        vals[4 * v + 3] = d
                 else:
-                    load_round(x, row, i, hi, bs1, vals)
+                    round4(x, row, hd, i, hi, bs1, vals)
                 rm = max8(vals, 0)
-                for b in range(8, AU, 8):
-                    rm = fmax(rm, max8(vals, b))
+                for q in range(8, W, 8):
+                    rm = fmax(rm, max8(vals, q))
                 if rm > bv:
                     if rm == _F32_INF:
                         rm = _F32_NINF
-                        for u in range(AU):
+                        for u in range(W):
                             if vals[u] < _F32_INF:
                                 rm = fmax(rm, vals[u])
                     if rm > bv:
                         bv = rm
                         br = i
                 i += span
+            # the logits outside the vectors: split 0's threads 0 .. hd + (n - tl) - 1
+            sv = _F32_NINF
+            sj = _I64_M1
+            if split == 0:
+                tl = hd + 4 * nv
+                if tid < hd + (n - tl):
+                    sj = np.int64(tid) if tid < hd else tl + (np.int64(tid) - hd)
+                    s = load(x, row, sj)
+                    if s < _F32_INF:
+                        sv = s
+            tv = bv if bv >= sv else sv
             kv = _I64_M1
-            if br >= _I64_0:
-                kv = np.int64(order_key(bv))
+            if tv > _F32_NINF:
+                kv = np.int64(order_key(tv))
             km = block_max(sm, kv, tid, bs)
             cand = _I64_M1 - n   # minus the lowest index: below -n where the thread has none
             if km >= _I64_0 and kv == km:
-                load_round(x, row, br, hi, bs1, vals)
-                for u in range(AU - 1, -1, -1):
-                    if vals[u] == bv:
-                        cand = -(br + np.int64(u) * bs1)
+                if br >= _I64_0 and bv == tv:
+                    round4(x, row, hd, br, hi, bs1, vals)
+                    for u in range(W - 1, -1, -1):
+                        if vals[u] == tv:
+                            cand = -(hd + 4 * (br + np.int64(u // 4) * bs1) + np.int64(u % 4))
+                if sj >= _I64_0 and sv == tv and -sj > cand:
+                    cand = -sj
             best = -block_max(sm, cand, tid, bs)
             if tid != 0:
                 return
@@ -1342,15 +1401,14 @@ def make(cuda, load, h):
                 key = _U64_0
                 if km >= _I64_0:
                     key = (np.uint64(km) << np.uint64(32)) | np.uint64(_LOW32 - best)
-                atomic_max(gs, (0, row), key)
+                atomic_max(gs, row, key)
                 cuda.threadfence()
-                done = atomic_add(gs, (1, row), np.uint64(1))
-                if done % np.uint64(nsplit) != np.uint64(nsplit - 1):
+                last = cuda.local.array(1, np.int32)
+                count_done(ctr, row, nsplit, last)
+                if last[0] == 0:
                     return
-                atomic_add(gs, (1, row), _U64_0 - np.uint64(nsplit))
-                cuda.threadfence()
-                key = atomic_max(gs, (0, row), _U64_0)   # (a read from L2)
-                gs[0, row] = _U64_0
+                key = atomic_max(gs, row, _U64_0)   # (a read from L2)
+                gs[row] = _U64_0
                 km = _I64_M1
                 if key != _U64_0:
                     km = _I64_0

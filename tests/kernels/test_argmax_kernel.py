@@ -17,12 +17,15 @@ from tests.kernels.test_sampling import compare, host
 def _rows(rng, vocab, block, splits):
     """Adversarial greedy rows of ``vocab`` logits for a launch of ``splits`` x ``block``."""
     chunk = -(-vocab // splits)
-    span = block * KF.ARGMAX_U   # one thread's round
+    span = 4 * block * KF.ARGMAX_V   # one thread's round (vectors of 4 logits)
     rows = []
     r = rng.integers(-3, 3, vocab).astype(np.float32)       # many ties everywhere
     rows.append(r)
     r = rng.normal(size=vocab).astype(np.float32)
-    r[[1, 1 + block]] = 9.0                                  # one thread, one round, two slots
+    r[[2, 1]] = 9.0                                          # one vector, two slots
+    rows.append(r)
+    r = rng.normal(size=vocab).astype(np.float32)
+    r[[min(1 + 4 * block, vocab - 1), 3]] = 9.0              # one thread, one round, two vectors
     rows.append(r)
     r = rng.normal(size=vocab).astype(np.float32)
     r[[min(3 + span, vocab - 1), 3]] = 9.0                   # one thread, two rounds
@@ -105,6 +108,50 @@ def test_argmax_kernel_matches_the_reference(backend, rng, launched):
         assert list(got[-4:]) == [vocab - 1, -1, -1, vocab // 2]
 
 
+def _edge_rows(rng, vocab):
+    """Rows whose largest logits sit among the first and last three (which a row's address
+    may leave outside the 4-logit vectors: single loads) and tie with the vectors' or with each
+    other."""
+    rows = []
+    for first, second in ((0, 8), (8, 0), (1, 2), (2, 1), (vocab - 1, 5), (5, vocab - 1),
+                          (vocab - 2, vocab - 1), (vocab - 1, vocab - 2), (vocab - 3, 3),
+                          (0, vocab - 1)):
+        r = rng.normal(size=vocab).astype(np.float32)
+        r[[first, second]] = 9.0
+        rows.append(r)
+    r = rng.normal(size=vocab).astype(np.float32)
+    r[vocab - 1] = 9.0                                       # the last alone
+    rows.append(r)
+    r = np.full(vocab, np.nan, np.float32)
+    r[[0, vocab - 1]] = [np.inf, -1.0]                       # +inf first, the last finite
+    rows.append(r)
+    r = np.full(vocab, np.nan, np.float32)
+    r[1] = -0.0
+    r[vocab - 2] = 0.0                                       # zeros of both signs at the edges
+    rows.append(r)
+    return np.stack(rows)
+
+
+def test_argmax_kernel_rows_at_any_alignment(backend, rng, launched):
+    # Row views at offsets 0 to 3 of a wider array, with an odd vocabulary: every row starts
+    # at another place on the 4-logit grid, so the head and tail logits outside the vectors
+    # take each of their sizes; the tokens are the reference's whatever the address.
+    vocab, points = _points(backend)
+    vocab += 1
+    pts = points[:2] if backend.name == "sim" else [(None, None), (1, 256), (4, 256), (7, 512)]
+    lg = np.concatenate([_edge_rows(rng, vocab), _rows(rng, vocab, 64, 3)])
+    for off in range(4):
+        big_h = np.full((lg.shape[0], vocab + 3), 99.0, np.float32)   # never in a view
+        big_h[:, off:off + vocab] = lg
+        big = backend.as_array(big_h, "logits")
+        for splits, block in pts:
+            launched.clear()
+            tok, _ = rs.sample(big[:, off:off + vocab], temperature=0.0, seed=0, position=0,
+                               check=False, _splits=splits, _block=block)
+            assert launched == ["_argmax_kernel"], (off, splits, block, launched)
+            compare(backend, lg, tok, temperature=0.0)
+
+
 def test_argmax_kernel_same_tokens_as_the_general_phase_1(backend, rng, monkeypatch):
     # The same calls through the general phase 1 (ROCSAMPLE_ARGMAX=0's route) give the same
     # tokens, at the plan's launch shapes
@@ -119,7 +166,8 @@ def test_argmax_kernel_same_tokens_as_the_general_phase_1(backend, rng, monkeypa
 
 def test_argmax_slot_and_count_return_to_zero(backend, rng):
     # Each launch leaves its per-row slot and count at 0 (the next launch folds into an empty
-    # slot); calls of other routes on the same plan do not touch them.
+    # slot); calls of other routes on the same plan do not touch them. The count is the plan's
+    # last counter row, phase 1's count_done at the argmax kernel's own split count.
     vocab, points = _points(backend)
     splits, block = points[2] if backend.name == "sim" else (5, 256)
     lg = _rows(rng, vocab, block, splits)
@@ -133,16 +181,24 @@ def test_argmax_slot_and_count_return_to_zero(backend, rng):
                 want = compare(backend, lg, tok, temperature=0.0)
             np.testing.assert_array_equal(got, want)
         assert not host(backend, s._gslot).any()
+        assert not host(backend, s._counts[3]).any()
+    # a count at a multiple of the split count (as racing launches of the plan leave it) works
+    # the same and stays there: the count is read by residues (count_done)
+    done = host(backend, s._row_done).copy()
+    done[-1] = 3 * splits
+    s._row_done.copy_to_device(done)
+    tok, _ = s(lg, seed=1, position=2, check=False, temperature=0.0)
+    np.testing.assert_array_equal(host(backend, tok), want)
+    np.testing.assert_array_equal(host(backend, s._row_done), done)
 
 
 @pytest.mark.parametrize("rows, vocab, cus, want", [
     (1, 32000, 132, (15, 256)), (1, 151936, 132, (74, 256)),
     (8, 151936, 132, (16, 256)), (64, 151936, 132, (4, 256)),
     (64, 262144, 132, (4, 256)), (256, 32000, 132, (1, 256)),
-    (256, 151936, 132, (1, 512)), (256, 262144, 132, (1, 512)),
+    (256, 151936, 132, (1, 256)), (256, 262144, 132, (1, 256)),
     (4096, 1000, 40, (1, 256)), (2, 100, 40, (1, 256))])
 def test_argmax_launch_shape(rows, vocab, cus, want):
     # About a block a compute unit below 32 rows and two from there on, splits of 2048 logits
-    # or more, blocks of 512 only where each thread streams 256 logits or more (the H200 sweep
-    # in sampling_plan.argmax_shape's docstring).
+    # or more, blocks of 256 (the H200 sweeps in sampling_plan.argmax_shape's docstring).
     assert sampling_plan.argmax_shape(rows, vocab, cus) == want

@@ -68,7 +68,8 @@ def test_drawing_and_other_routes_count_in_their_own_counters(backend, rng, monk
     call(0, temperature=0.0)
     call(1, temperature=0.9)
     done = backend.to_host(plan._row_done)
-    assert done.shape == (9, rows) and not done.any()   # (the last row: the lane count)
+    # (the last two rows: the lane count, the argmax kernel's counts)
+    assert done.shape == (10, rows) and not done.any()
     # the other routes' counters at a multiple of their split count (4), as racing launches of
     # them leave it: a drawing launch (3 splits) must not read them
     shifted = done.copy()

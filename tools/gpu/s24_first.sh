@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The twenty-fourth session's A/B (carry .whl and .alt; <= 420 s): phase 1's argmax kernel with
+# 16-byte loads (this tree) against b588301's (.alt/b588301/rocsample, made by `git archive
+# b588301 rocsample | tar -x -C .alt/b588301`, ignored and carried), kprofile's graph-timed
+# greedy at nine shapes, the two trees alternating twice, each with its own numba cache; then
+# bench/test_sampling.py's greedy at the twelve shapes with torch.argmax beside it, and the
+# package kernel's split sweep at the 64- and 256-row shapes.
+# Output: $OUT/ab.txt ("VARIANT GRAPH greedy shape gpu_us=..."), greedy.json, split-sweep.json
+set -u
+source tools/gpu/env.sh
+source tools/gpu/steps.sh
+T0=$SECONDS
+banner
+copy_tree /tmp/base && rm -rf /tmp/base/rocsample && cp -a .alt/b588301/rocsample /tmp/base/ \
+  && cp rocsample/_fastcall*.so /tmp/base/rocsample/ 2>/dev/null
+BASE_PYTHONPATH=$(tree_path /tmp/base)
+S=${S:-1x32000,1x151936,8x151936,64x32000,64x151936,64x262144,256x32000,256x151936,256x262144}
+run_v() {  # limit, variant, kprofile args
+  local lim=$1 v=$2; shift 2
+  case $v in
+    new) timeout "$lim" env NUMBA_CACHE_DIR=/tmp/nc-new python3 tools/gpu/kprofile.py "$@" ;;
+    base) timeout "$lim" env PYTHONPATH="$BASE_PYTHONPATH" NUMBA_CACHE_DIR=/tmp/nc-base \
+        python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
+  esac
+}
+for v in new base; do
+  ( run_v 150 $v --greedy --shapes 1x32000 > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &
+done
+wait
+echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
+for pass in 1 2; do
+  for v in new base; do
+    run_v 60 $v --graph --greedy --shapes "$S" 2>&1 | graph_lines $v
+  done
+  echo "-- pass $pass at $((SECONDS - T0)) s"
+done
+NUMBA_CACHE_DIR=/tmp/nc-new timeout -s INT -k 10 "${BENCH_LIMIT:-100}" \
+  python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
+  --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
+  -k "greedy and (test_rocsample or torch_peer)" --benchmark-json="$OUT/greedy.json" \
+  > "$OUT/greedy.log" 2>&1
+echo "== greedy bench rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/greedy.log")"
+python3 -m bench.report "$OUT/greedy.json" 2>&1 | grep -E "greedy|mode" | head -16
+NUMBA_CACHE_DIR=/tmp/nc-new SWEEP_MODES=greedy SWEEP_SHAPES=${SWEEP_SHAPES:-64x151936,64x262144,256x32000,256x151936,256x262144,8x151936} \
+  SWEEP_SPLITS=${SWEEP_SPLITS:-1,2,3,4,5,6,8,16} SWEEP_BLOCKS=256,512 \
+  timeout -s INT "${SWEEP_LIMIT:-120}" python3 tools/gpu/split_sweep.py > "$OUT/split-sweep.txt" 2>&1
+echo "== sweep rc=$? at $((SECONDS - T0)) s"; grep -E "greedy" "$OUT/split-sweep.txt"
+python3 - "$OUT/split-sweep.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k, v in d.items():
+    if isinstance(v, dict) and "points" in v:
+        pts = sorted(v["points"].items(), key=lambda p: p[1])[:5]
+        print(k, " ".join(f"{a}={b:.2f}" for a, b in pts))
+PY
+echo "== done at $((SECONDS - T0)) s"
