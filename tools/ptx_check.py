@@ -64,7 +64,7 @@ def _kernel(build: str, path: str):
     for part in path.split("."):
         if part.endswith(")"):
             name, args = part[:-1].split("(")
-            obj = getattr(obj, name)(*[a == "True" for a in args.split(",")])
+            obj = getattr(obj, name)(*[a == "True" for a in args.split(",") if a])
         else:
             obj = getattr(obj, part)
     return obj

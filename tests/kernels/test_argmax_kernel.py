@@ -202,3 +202,28 @@ def test_argmax_launch_shape(rows, vocab, cus, want):
     # About a block a compute unit below 32 rows and two from there on, splits of 2048 logits
     # or more, blocks of 256 (the H200 sweeps in sampling_plan.argmax_shape's docstring).
     assert sampling_plan.argmax_shape(rows, vocab, cus) == want
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_argmax_kernel_half_precision_rows_at_any_alignment(backend, rng, launched, dtype):
+    # 16-bit logits travel as their bits and are read four a load (8 bytes): the same edges,
+    # ties and offsets as float32, widened exactly, against the reference of the same dtype
+    vocab, points = _points(backend)
+    vocab += 1
+    pts = points[:2] if backend.name == "sim" else [(None, None), (4, 256)]
+    f = np.concatenate([_edge_rows(rng, vocab), _rows(rng, vocab, 64, 3)])
+    if dtype == "float16":
+        with np.errstate(over="ignore"):   # (-3e38 becomes -inf)
+            lg, kw = f.astype(np.float16), {}
+    else:
+        lg, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
+    for off in (0, 1, 3):
+        big_h = np.zeros((lg.shape[0], vocab + 3), lg.dtype)
+        big_h[:, off:off + vocab] = lg
+        big = backend.as_array(big_h, "logits")
+        for splits, block in pts:
+            launched.clear()
+            tok, _ = rs.sample(big[:, off:off + vocab], temperature=0.0, seed=0, position=0,
+                               check=False, _splits=splits, _block=block, **kw)
+            assert launched == ["_argmax_kernel"], (off, splits, block, launched)
+            compare(backend, lg, tok, temperature=0.0, **kw)
