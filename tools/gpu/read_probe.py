@@ -176,6 +176,27 @@ def build(cuda):
         return fm(fm(fm(v[b], v[b + 1]), fm(v[b + 2], v[b + 3])),
                   fm(fm(v[b + 4], v[b + 5]), fm(v[b + 6], v[b + 7])))
 
+    @cuda.jit(device=True)
+    def win_tail(slot, cnt, tokens, row, mx, jm):
+        # thread 0 of the argmax_win and 16-byte forms, with the block's maximum mx and its lowest
+        # index jm: one split writes the token; more fold (key << 32 | ~index) into the row's
+        # slot by one 64-bit atomic max, fence and count, and the row's last block writes it
+        if cuda.gridDim.x == 1:
+            tokens[row] = np.int32(jm) if mx > f32_ninf else np.int32(-1)
+            return
+        k = np.uint64(0)
+        if mx > f32_ninf:
+            k = (np.uint64(okey(mx)) << np.uint64(32)) | np.uint64(
+                np.uint32(0xFFFFFFFF) - np.uint32(jm))
+        cuda.atomic.max(slot, row, k)
+        cuda.threadfence()
+        done = cuda.atomic.add(cnt, row, np.int32(1))
+        if done == cuda.gridDim.x - 1:
+            cnt[row] = 0
+            cuda.threadfence()
+            w = cuda.atomic.exch(slot, row, np.uint64(0))
+            tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
+
     def make_win(U):
         # "argmax_win" (U = 8) and "argmax_win16": each thread folds a round's U values (the
         # last round predicated; unsigned-index loads) by an fmax tree (no index) and keeps the
@@ -232,21 +253,7 @@ def build(cuda):
                             j = br + u * bs
             jm = block_imin(si, j, tid, bs)
             if tid == 0:
-                if cuda.gridDim.x == 1:
-                    tokens[row] = np.int32(jm) if mx > f32_ninf else np.int32(-1)
-                    return
-                k = np.uint64(0)
-                if mx > f32_ninf:
-                    k = (np.uint64(okey(mx)) << np.uint64(32)) | np.uint64(
-                        np.uint32(0xFFFFFFFF) - np.uint32(jm))
-                cuda.atomic.max(slot, row, k)
-                cuda.threadfence()
-                done = cuda.atomic.add(cnt, row, np.int32(1))
-                if done == cuda.gridDim.x - 1:
-                    cnt[row] = 0
-                    cuda.threadfence()
-                    w = cuda.atomic.exch(slot, row, np.uint64(0))
-                    tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
+                win_tail(slot, cnt, tokens, row, mx, jm)
 
         return kern
 
@@ -404,21 +411,7 @@ def build(cuda):
                         j = (br + (u // 4) * bs) * 4 + (u % 4)
             jm = block_imin(si, j, tid, bs)
             if tid == 0:
-                if cuda.gridDim.x == 1:
-                    tokens[row] = np.int32(jm) if mx > f32_ninf else np.int32(-1)
-                    return
-                k = np.uint64(0)
-                if mx > f32_ninf:
-                    k = (np.uint64(okey(mx)) << np.uint64(32)) | np.uint64(
-                        np.uint32(0xFFFFFFFF) - np.uint32(jm))
-                cuda.atomic.max(slot, row, k)
-                cuda.threadfence()
-                done = cuda.atomic.add(cnt, row, np.int32(1))
-                if done == cuda.gridDim.x - 1:
-                    cnt[row] = 0
-                    cuda.threadfence()
-                    w = cuda.atomic.exch(slot, row, np.uint64(0))
-                    tokens[row] = np.int32(np.uint32(0xFFFFFFFF) - np.uint32(w & np.uint64(0xFFFFFFFF)))
+                win_tail(slot, cnt, tokens, row, mx, jm)
 
         return kern
 

@@ -34,13 +34,7 @@ for pass in 1 2; do
   done
   echo "-- pass $pass at $((SECONDS - T0)) s"
 done
-NUMBA_CACHE_DIR=/tmp/nc-new timeout -s INT -k 10 "${BENCH_LIMIT:-100}" \
-  python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
-  --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-  -k "greedy and (test_rocsample or torch_peer)" --benchmark-json="$OUT/greedy.json" \
-  > "$OUT/greedy.log" 2>&1
-echo "== greedy bench rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/greedy.log")"
-python3 -m bench.report "$OUT/greedy.json" 2>&1 | grep -E "greedy|mode" | head -16
+NUMBA_CACHE_DIR=/tmp/nc-new greedy_bench "${BENCH_LIMIT:-100}"
 NUMBA_CACHE_DIR=/tmp/nc-new SWEEP_MODES=greedy SWEEP_SHAPES=${SWEEP_SHAPES:-64x151936,64x262144,256x32000,256x151936,256x262144,8x151936} \
   SWEEP_SPLITS=${SWEEP_SPLITS:-1,2,3,4,5,6,8,16} SWEEP_BLOCKS=256,512 \
   timeout -s INT "${SWEEP_LIMIT:-120}" python3 tools/gpu/split_sweep.py > "$OUT/split-sweep.txt" 2>&1

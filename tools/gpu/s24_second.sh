@@ -13,11 +13,5 @@ timeout 200 python3 -m pytest "${BH[@]}" tests/kernels/test_argmax_kernel.py tes
   tests/regress/test_row_counters_shared_by_two_split_counts.py -rs > "$OUT/tests.log" 2>&1
 echo "== tests rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/tests.log")"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head
-timeout -s INT -k 10 "${BENCH_LIMIT:-100}" \
-  python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
-  --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-  -k "greedy and (test_rocsample or torch_peer)" --benchmark-json="$OUT/greedy.json" \
-  > "$OUT/greedy.log" 2>&1
-echo "== greedy bench rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/greedy.log")"
-python3 -m bench.report "$OUT/greedy.json" 2>&1 | grep -E "greedy|mode" | head -16
+greedy_bench "${BENCH_LIMIT:-100}"
 echo "== done at $((SECONDS - T0)) s"

@@ -20,6 +20,8 @@
 #                        rocsample/kernels/NAME.py replaced by $BASE_DIR/NAME_REV.py (default
 #                        tools/gpu/probe; made by `git show REV:rocsample/kernels/NAME.py`,
 #                        carried untracked); sets BASE_PYTHONPATH (PYTHONPATH pointed there)
+#   greedy_bench [LIMIT] bench/test_sampling.py's greedy at the twelve shapes with torch.argmax
+#                        beside it, graph-timed -> greedy.json, greedy.log (prints its table)
 #   sanitizers           compute-sanitizer memcheck, racecheck and synccheck over pytest with the
 #                        caller's FS (files) and PA (arguments) arrays, each under LIMIT (default
 #                        90 s), after one warm run without a sanitizer (numba's disk cache) ->
@@ -40,6 +42,16 @@ sanitizers() {
     echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)" \
       | tee -a "$OUT/san-summary.txt"
   done
+}
+
+greedy_bench() {
+  timeout -s INT -k 10 "${1:-100}" \
+    python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data \
+    --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
+    -k "greedy and (test_rocsample or torch_peer)" --benchmark-json="$OUT/greedy.json" \
+    > "$OUT/greedy.log" 2>&1
+  echo "== greedy bench rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/greedy.log")"
+  python3 -m bench.report "$OUT/greedy.json" 2>&1 | grep -E "greedy|mode" | head -16
 }
 
 banner() {
