@@ -157,14 +157,14 @@ def build(cuda):
             si[tid] = si[o]
 
     def make(load, widen):
-        hs = SimpleNamespace(raw4=raw4, head4=head4, widen=widen, is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
+        hs = SimpleNamespace(is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
                              quad_gumbel=ph.quad_gumbel, quad_words=ph.quad_words,
                              uniform=ph.uniform, gumbel_fast_ud=ph.gumbel_fast_ud,
                              gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
                              lse_add32=lse_add32, lse_merge32=lse_merge32,
                              lse_merge64=lse_merge64, atomic_add=atomic_add,
                              atomic_max=atomic_max, need_lane=gc.need_lane,
-                             lane_reset=gc.lane_reset)
+                             lane_reset=gc.lane_reset, raw4=raw4, head4=head4, widen=widen)
         fast = _fast.make(cuda, load, hs)
         return SimpleNamespace(fast=fast, hist=_hist.make(cuda, load, hs, fast.helpers))
 

@@ -249,7 +249,8 @@ def make(cuda, load, h):
         Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``, ``quad_gumbel``,
         ``quad_words``, ``uniform``, ``gumbel_fast_ud``, ``gumbel_cap``, ``merge_max``,
         ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``, ``atomic_max``,
-        ``atomic_add`` (rocsample.kernels.atomics).
+        ``atomic_add`` (rocsample.kernels.atomics), ``raw4`` and ``head4``
+        (rocsample.kernels.vload) and ``widen`` (a raw logit of ``load``'s array to float32).
 
     Returns
     -------
