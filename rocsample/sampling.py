@@ -703,6 +703,14 @@ class Sampler:
         if strides is not None and nv > 1 and int(strides[1]) != itemsize:
             V.fail("logits", "rows with unit element stride (a row stride is fine)",
                    f"strides {tuple(strides)}")
+        # every load of a logit (four at a time in the argmax kernel) needs the element's
+        # alignment: a misaligned one is an illegal-address fault, which ends the context
+        span = be.array_span(x)
+        if span is not None and (span[0] % itemsize or (
+                strides is not None and int(strides[0]) % itemsize)):
+            V.fail("logits", f"an address and a row stride that are multiples of its "
+                   f"{itemsize}-byte elements",
+                   f"address mod {itemsize} = {span[0] % itemsize}, strides {tuple(strides)}")
         if be.array_device(x) != st.device:
             V.fail("stream", f"a stream on device {be.array_device(x)} (where logits live)",
                    f"a stream on device {st.device}")

@@ -132,16 +132,25 @@ def _edge_rows(rng, vocab):
     return np.stack(rows)
 
 
-def test_argmax_kernel_rows_at_any_alignment(backend, rng, launched):
-    # Row views at offsets 0 to 3 of a wider array, with an odd vocabulary: every row starts
-    # at another place on the 4-logit grid, so the head and tail logits outside the vectors
-    # take each of their sizes; the tokens are the reference's whatever the address.
+def _views(backend):
+    """(vocabulary, offsets, launch points) of the views below. On the simulator, whose loads
+    keep no alignment, a row's head comes from its offset in the array (``vload.head4``), which
+    the wider array's odd row length turns through 0 to 3 row by row; on a GPU from the
+    address, which the offsets move as well."""
     vocab, points = _points(backend)
-    vocab += 1
-    pts = points[:2] if backend.name == "sim" else [(None, None), (1, 256), (4, 256), (7, 512)]
+    if backend.name == "sim":
+        return vocab + 1, (0, 1), points[:1]
+    return vocab + 1, range(4), [(None, None), (1, 256), (4, 256), (7, 512)]
+
+
+def test_argmax_kernel_rows_at_any_alignment(backend, rng, launched):
+    # Row views at offsets of a wider array (rows of vocab + 6 logits), with an odd vocabulary:
+    # the rows start at every place on the 4-logit grid, so the head and tail logits outside the
+    # vectors take each of their sizes; the tokens are the reference's whatever the address.
+    vocab, offs, pts = _views(backend)
     lg = np.concatenate([_edge_rows(rng, vocab), _rows(rng, vocab, 64, 3)])
-    for off in range(4):
-        big_h = np.full((lg.shape[0], vocab + 3), 99.0, np.float32)   # never in a view
+    for off in offs:
+        big_h = np.full((lg.shape[0], vocab + 6), 99.0, np.float32)   # never in a view
         big_h[:, off:off + vocab] = lg
         big = backend.as_array(big_h, "logits")
         for splits, block in pts:
@@ -208,17 +217,16 @@ def test_argmax_launch_shape(rows, vocab, cus, want):
 def test_argmax_kernel_half_precision_rows_at_any_alignment(backend, rng, launched, dtype):
     # 16-bit logits travel as their bits and are read four a load (8 bytes): the same edges,
     # ties and offsets as float32, widened exactly, against the reference of the same dtype
-    vocab, points = _points(backend)
-    vocab += 1
-    pts = points[:2] if backend.name == "sim" else [(None, None), (4, 256)]
+    vocab, offs, pts = _views(backend)
+    pts = pts[:1] + pts[2:3]   # the plan's shape, and 4 splits on a GPU
     f = np.concatenate([_edge_rows(rng, vocab), _rows(rng, vocab, 64, 3)])
     if dtype == "float16":
         with np.errstate(over="ignore"):   # (-3e38 becomes -inf)
             lg, kw = f.astype(np.float16), {}
     else:
         lg, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
-    for off in (0, 1, 3):
-        big_h = np.zeros((lg.shape[0], vocab + 3), lg.dtype)
+    for off in offs:
+        big_h = np.zeros((lg.shape[0], vocab + 6), lg.dtype)
         big_h[:, off:off + vocab] = lg
         big = backend.as_array(big_h, "logits")
         for splits, block in pts:
