@@ -8,8 +8,8 @@ four at a time. On a GPU that is an illegal-address fault, a sticky error that e
 process's context. Now such logits are refused before any launch, naming the argument.
 
 The simulator's arrays are NumPy arrays, so on sim the test says where an array lives by
-patching ``backend.array_span``, which the GPU backends answer from the pointer. On cuda it makes
-the misaligned array itself.
+patching ``backend.array_span``, which the GPU backends answer from the pointer. On a GPU it makes
+the misaligned array itself (numba's ``from_cuda_array_interface`` over another array's memory).
 """
 
 from __future__ import annotations
@@ -20,15 +20,6 @@ import pytest
 import rocsample.sampling as rs
 
 ROWS, VOCAB = 2, 64
-
-
-class _Cai:
-    """A foreign device array: ``__cuda_array_interface__`` over another array's memory."""
-
-    def __init__(self, base, address, shape, typestr, strides=None):
-        self.base = base
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
-                                         "data": (address, False), "version": 3}
 
 
 def _misaligned(backend, monkeypatch, lg, offset_bytes):
@@ -44,9 +35,13 @@ def _misaligned(backend, monkeypatch, lg, offset_bytes):
             return got
         monkeypatch.setattr(backend, "array_span", span)
         return x
+    # a device array at an odd place of another one's memory, as a foreign
+    # __cuda_array_interface__ can give (numba takes any address)
     buf = backend.as_array(np.zeros(lg.size + 8, np.float32), "buffer")
     addr = buf.__cuda_array_interface__["data"][0] + offset_bytes
-    return _Cai(buf, addr, lg.shape, "<f4")
+    desc = {"shape": lg.shape, "typestr": "<f4", "strides": None, "data": (addr, False),
+            "version": 3}
+    return backend.cuda.from_cuda_array_interface(desc, owner=buf, sync=False)
 
 
 @pytest.mark.parametrize("offset_bytes", [1, 2, 3])
