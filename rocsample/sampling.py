@@ -1042,7 +1042,8 @@ def sample(logits, *, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, seed, posi
         float32, float16 or bfloat16; NumPy or a torch CPU tensor (copied to the device) or a
         device array used in place: a torch CUDA tensor, a CuPy or numba array, anything with
         ``__cuda_array_interface__`` or ``__dlpack__``. Rows may be strided; elements must be
-        contiguous (a NumPy array is copied in order anyway).
+        contiguous (a NumPy array is copied in order anyway), and a device array's address and
+        row stride multiples of its element size (anything else is refused, naming ``logits``).
     temperature : float or array (n_rows,)
         >= 0; 0 means greedy. Used as float32: a nonzero value must have a finite float32 value
         and inverse (about 2.9e-39 < T < 3.4e38). Device arrays must be float32.
