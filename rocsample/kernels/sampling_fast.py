@@ -1330,17 +1330,11 @@ def make(cuda, load, h):
             # the outputs. Same tokens as fold: NaN and +inf are never taken, -0.0 ties
             # with +0.0, the lowest index wins, and a row with nothing selectable gets -1 with
             # STATUS_NO_FINITE.
-            split = cuda.blockIdx.x
-            row = cuda.blockIdx.y
-            tid = cuda.threadIdx.x
-            bs = cuda.blockDim.x
-            nsplit = cuda.gridDim.x
             sm = cuda.shared.array(MAX_BLOCK, np.int64)
-            hd = min(head4(x, row), n)
+            hd = min(head4(x, cuda.blockIdx.y), n)
             nv = (n - hd) >> 2            # vectors: logits hd + 4 q .. hd + 4 q + 3
-            c4 = (chunk + 3) >> 2
-            lo = np.int64(split) * c4
-            hi = min(lo + c4, nv)
+            # the split's vectors [lo, hi), ceil(chunk / 4) a split
+            split, row, tid, bs, nsplit, lo, hi = split_block((chunk + 3) >> 2, nv)
             bs1 = np.int64(bs)
             span = bs1 * np.int64(AV)
             last = span - bs1
