@@ -24,7 +24,10 @@ large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the 
 (:func:`tile_large_fits`; host parameters only), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
 select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
-finishes most of them); with a device parameter array all of them but the nucleus pass, each row
+finishes most of them; where they are the only histogram-path rows and a row has at most
+:data:`NUC_FINISH_VOCAB` logits in a batch of at most :data:`NUC_FINISH_ROWS`, the pass's
+finishing form finishes the rest too and neither
+pass is launched: ``Route.finish``); with a device parameter array all of them but the nucleus pass, each row
 deciding on the device by the same rule.
 """
 
@@ -78,6 +81,19 @@ NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
 #: serves one split too: 256 x 32000 120.2 us against the histogram path's 134.2 (H200,
 #: graph-timed, bench/results/nvidia-h200-d0eed4d-variants.txt).
 _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
+#: Widest rows and most rows whose nucleus routes finish every row in the nucleus pass
+#: (``Route.finish``): a row its bounds leave is finished by the row's last block alone, by the
+#: histogram and select passes' code over the whole row (``sampling_hist.
+#: _sample_nucleus_finish_kernel``), and neither pass is launched. Two launches fewer every call
+#: (H200, top_p 0.95 alone, graph-timed: 1 x 32000 20.1 -> 16.7 us, 8 x 32000 22.5 -> 17.8,
+#: 64 x 32000 35.0 -> 30.0), against one block's passes over a row for each row left: about
+#: 0.1-0.4% of rows at top_p 0.95 on N(0, 3^2) logits, and about 175 us for one 32000-wide
+#: row (256 x 32000 with one such row: 220.6 us against the row-strided passes' 104.2; bench/
+#: results/nvidia-h200-s25-ab.txt). So only batches of at most NUC_FINISH_ROWS rows, where a row
+#: left is rare enough to cost less than the launches on average. ``ROCSAMPLE_NUC_FINISH_VOCAB``
+#: (0: never) and ``ROCSAMPLE_NUC_FINISH_ROWS`` (timings).
+NUC_FINISH_VOCAB = int(os.environ.get("ROCSAMPLE_NUC_FINISH_VOCAB") or 32768)
+NUC_FINISH_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_ROWS") or 8)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -166,6 +182,10 @@ class Route:
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
     strided: bool = False
+    # such a route of at most NUC_FINISH_ROWS rows of at most NUC_FINISH_VOCAB logits: the
+    # nucleus pass finishes every row (its finishing form), and neither the histogram nor the
+    # select pass is launched
+    finish: bool = False
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -196,6 +216,9 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     nrow = nuc_rows(plan, host) & hrow
     nuc = nucleus_on(plan) and bool(nrow.any())
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
+    if strided and nv <= NUC_FINISH_VOCAB and plan.n_rows <= NUC_FINISH_ROWS:
+        return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
+                     finish=True)
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm, large=large and tile, nuc=nuc, strided=strided)
@@ -345,9 +368,11 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
     if r.nuc:  # (its count is the histogram pass's: each kernel's counts end at 0)
-        L.append((kn.hist._sample_nucleus_kernel, (S, n), B,
-                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, want_lp, r.kcap, w["si"],
-                   w["sf"], c2, o.tokens, o.logprobs, o.status)))
+        nk = kn.hist._sample_nucleus_finish_kernel if r.finish else kn.hist._sample_nucleus_kernel
+        L.append((nk, (S, n), B,
+                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position, want_lp,
+                   plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap,
+                   c2, o.tokens, o.logprobs, o.status)))
     grid = (S, n)
     if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
         grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin

@@ -94,7 +94,8 @@ def fake_launches(plan, route):
                              finalize=lambda large=False: "f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
-                             _sample_nucleus_kernel="n")),
+                             _sample_nucleus_kernel="n",
+                             _sample_nucleus_finish_kernel="N")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
@@ -117,7 +118,7 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                           (R.Route(hist=True, select=True), 10), (R.Route(draw=True), 8),
                           (R.Route(draw=True, hist=True, select=True, nuc=True), 8),
                           (R.Route(draw=True, hist=True, select=True, nuc=True, strided=True),
-                           8)):
+                           8), (R.Route(draw=True, tile=True, nuc=True, finish=True), 8)):
         for kernel, grid, _block, args in fake_launches(plan, route):
             if kernel == "a":
                 continue
@@ -134,6 +135,32 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     # comes back to 0 only then: tests/regress/test_row_counters_shared_by_two_split_counts.py)
     assert seen and all(len(v) == 1 for v in seen.values()), seen
     assert {"f2", "f3"} <= set(seen)
+
+
+def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
+    # Route.finish: phase 1 and the nucleus pass's finishing form alone (it runs the histogram
+    # and select passes' code itself, so it takes their operands, which the plain pass takes too)
+    from rocsample import sampling_router as R
+
+    rows = R.NUC_FINISH_ROWS
+    plan = _plan(rows, 32000)
+
+    def host(rows):
+        return R.Host(np.full(rows, 0.8, np.float32), np.zeros(rows, np.int64),
+                      np.full(rows, 0.95, np.float32), np.zeros(rows, np.float32))
+    route = R.route(plan, host(rows))
+    assert route.finish and route.nuc and not (route.hist or route.select or route.strided)
+    got = fake_launches(plan, route)
+    assert [k for k, _g, _b, _a in got] == ["p", "N"]
+    plain = fake_launches(plan, R.Route(draw=True, hist=True, select=True, nuc=True))
+    assert got[1][1:] == next(ln for ln in plain if ln[0] == "n")[1:]
+    h = next(ln for ln in plain if ln[0] == "h")[3]
+    assert [a for a in got[1][3] if a in ("tm", "pi", "si", "sf", "hist_n", "hist_q", "cand")] \
+        == [a for a in h if a in ("tm", "pi", "si", "sf", "hist_n", "hist_q", "cand")]
+    # wider rows, or more: the row-strided passes finish the rows the pass leaves
+    for other in (_plan(rows, R.NUC_FINISH_VOCAB + 4), _plan(rows + 1, 32000)):
+        r = R.route(other, host(other.n_rows))
+        assert r.strided and not r.finish
 
 
 @pytest.mark.parametrize("top_p, min_p, dev, want", [

@@ -48,6 +48,11 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    answer (``nuc_verdict``): then it writes the token and marks the row done, so both kernels
    below leave it at once. Otherwise (neither token survives, or the bounds straddle the
    target) the row goes on through them exactly. ``HS_NUC`` records the decision.
+   ``_sample_nucleus_finish_kernel`` is the same pass whose last block, for a row it cannot
+   decide, runs the two kernels' code below over the whole row itself (``hist_row`` then
+   ``select_row`` as one split, in the pass's shared memory): routes whose histogram-path rows
+   are all top-p-only, at rows of at most ``sampling_router.NUC_FINISH_VOCAB`` logits, launch it
+   alone after phase 1 (``Route.finish``), two launches fewer than the passes below.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
@@ -107,6 +112,9 @@ HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
+#: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): its stream is the
+#: nucleus pass's, its rare finish the histogram and select passes' (capped at 64 and 48 there).
+NUC_FINISH_MAX_REGISTERS = 48
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
 #: stream: their own, unpredicated but in the last round).
 _UNROLL = 4
@@ -148,7 +156,8 @@ def make(cuda, load, h, f):
     Returns
     -------
     types.SimpleNamespace
-        ``_sample_hist_kernel``, ``_sample_select_kernel`` and ``_sample_nucleus_kernel``.
+        ``_sample_hist_kernel``, ``_sample_select_kernel``, ``_sample_minp_kernel``,
+        ``_sample_nucleus_kernel`` and ``_sample_nucleus_finish_kernel``.
     """
     is_finite = h.is_finite
     order_key = h.order_key
@@ -1098,99 +1107,140 @@ def make(cuda, load, h, f):
             return -1
         return 0
 
-    @cuda.jit(cache=JIT_CACHE)
-    def _sample_nucleus_kernel(x, n, chunk, temp, topk, topp, minp, vllm, lp, kcap, si, sf, ctr,
-                               tokens, logprobs, status):
-        # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses of
-        # the row and of the tokens before each of phase 1's two best in the filter order,
-        # approximately; the row's last block finishes the row when the bounds decide (see
-        # the module docstring), else leaves it to the histogram path.
-        split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
-        sz = cuda.shared.array(_MAX_BLOCK, np.int64)
-        s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
-        s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
-        flag = cuda.shared.array(1, np.int32)
-        is_vllm = vllm != 0
-        mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
-                                                                is_vllm, si, row, n, kcap)
-        # the two tokens of phase 1 (loaded with the row's state, before the branches)
-        w1 = si[row, F.HS_W1]
-        w2 = si[row, F.HS_W2]
-        if mode != F.MODE_HIST or not row_nuc(k, mp, n):
-            return
-        if done:
-            return
-        # the two tokens' filter values: a token precedes one in the order (key desc, index
-        # asc) when its value is larger, or equal at a lower index (float compares: -0.0 and
-        # 0.0 are one key, as in order_key); no second token: +inf at index -1, which none
-        # precedes
-        f1 = filt(load(x, row, w1), inv_t, is_vllm)
-        f2 = _F32_INF
-        if w2 >= _I64_0:
-            f2 = filt(load(x, row, w2), inv_t, is_vllm)
-        z = _F64_0
-        q1 = _F64_0
-        q2 = _F64_0
-        bsw = np.int64(bs)
-        i = lo + np.int64(tid)
-        vals = cuda.local.array(_NUC_UNROLL, np.float32)
-        # the row as a one-row view (no row-stride multiply a load); whole rounds without a
-        # bounds test, then one predicated round (NaN past the end is skipped like any NaN)
-        xr = x[row:row + 1]
-        span = bsw * np.int64(_NUC_UNROLL)
-        last = span - bsw
-        while i + last < hi:
-            for u in range(_NUC_UNROLL):
-                vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-            for u in range(_NUC_UNROLL):
-                z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1, w1,
-                                      f2, w2, z, q1, q2)
-            i += span
-        if i < hi:
-            load_round(xr, 0, i, hi, bsw, vals)
-            for u in range(_NUC_UNROLL):
-                z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1, w1,
-                                      f2, w2, z, q1, q2)
-        sz[tid] = np.int64(z * _AM_SCALE)
-        s1[tid] = np.int64(q1 * _AM_SCALE)
-        s2[tid] = np.int64(q2 * _AM_SCALE)
-        cuda.syncthreads()
-        step = bs // 2
-        while step > 0:
-            if tid < step:
-                sz[tid] += sz[tid + step]
-                s1[tid] += s1[tid + step]
-                s2[tid] += s2[tid + step]
+    def _nucleus(FINISH):
+        # The nucleus pass; FINISH: its form that finishes the rows the bounds leave undecided
+        # in the row's last block (the histogram and select passes as one block, hist_row and
+        # select_row over the whole row), for routes that then launch neither pass
+        # (``sampling_router.Route.finish``). Both take the histogram kernel's operands.
+        NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
+
+        @cuda.jit(cache=JIT_CACHE, **register_cap(
+            cuda, "nucleus_finish" if FINISH else "nucleus",
+            NUC_FINISH_MAX_REGISTERS if FINISH else None))
+        def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si,
+                 sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+            # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses
+            # of the row and of the tokens before each of phase 1's two best in the filter
+            # order, approximately; the row's last block finishes the row when the bounds
+            # decide (see the module docstring), else leaves it to the histogram path (FINISH:
+            # runs that path itself, one block over the row).
+            split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+            sz = cuda.shared.array(_MAX_BLOCK, np.int64)
+            s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
+            s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
+            flag = cuda.shared.array(1, np.int32)
+            shc = cuda.shared.array(NH, np.int32)
+            shm = cuda.shared.array(NH, np.int64)
+            sm_r = cuda.shared.array(16, np.int64)
+            nsv = cuda.shared.array(1, np.int32)
+            is_vllm = vllm != 0
+            mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
+                                                                    is_vllm, si, row, n, kcap)
+            # the two tokens of phase 1 (loaded with the row's state, before the branches)
+            w1 = si[row, F.HS_W1]
+            w2 = si[row, F.HS_W2]
+            if mode != F.MODE_HIST or not row_nuc(k, mp, n):
+                return
+            if done:
+                return
+            # the two tokens' filter values: a token precedes one in the order (key desc, index
+            # asc) when its value is larger, or equal at a lower index (float compares: -0.0
+            # and 0.0 are one key, as in order_key); no second token: +inf at index -1, which
+            # none precedes
+            f1 = filt(load(x, row, w1), inv_t, is_vllm)
+            f2 = _F32_INF
+            if w2 >= _I64_0:
+                f2 = filt(load(x, row, w2), inv_t, is_vllm)
+            z = _F64_0
+            q1 = _F64_0
+            q2 = _F64_0
+            bsw = np.int64(bs)
+            i = lo + np.int64(tid)
+            vals = cuda.local.array(_NUC_UNROLL, np.float32)
+            # the row as a one-row view (no row-stride multiply a load); whole rounds without a
+            # bounds test, then one predicated round (NaN past the end is skipped like any NaN)
+            xr = x[row:row + 1]
+            span = bsw * np.int64(_NUC_UNROLL)
+            last = span - bsw
+            while i + last < hi:
+                for u in range(_NUC_UNROLL):
+                    vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+                for u in range(_NUC_UNROLL):
+                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
+                                          w1, f2, w2, z, q1, q2)
+                i += span
+            if i < hi:
+                load_round(xr, 0, i, hi, bsw, vals)
+                for u in range(_NUC_UNROLL):
+                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
+                                          w1, f2, w2, z, q1, q2)
+            sz[tid] = np.int64(z * _AM_SCALE)
+            s1[tid] = np.int64(q1 * _AM_SCALE)
+            s2[tid] = np.int64(q2 * _AM_SCALE)
             cuda.syncthreads()
-            step //= 2
-        if tid == 0:
-            atomic_add(si, (row, F.HS_NZ), sz[0])
-            atomic_add(si, (row, F.HS_NS1), s1[0])
-            atomic_add(si, (row, F.HS_NS2), s2[0])
-        if not last_block(ctr, row, nsplit, tid, flag):
-            return
-        if tid == 0:
-            nn = np.int64(n)
-            zq = si[row, F.HS_NZ]
-            ez = mass_err(zq, nn)
-            tlo = topp_target(p, max(zq - ez, _I64_0))
-            thi = topp_target(p, zq + ez)
-            tok = _I64_M1
-            how = F.NUC_NONE
-            v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
-            if v1 == 1:
-                tok = w1
-                how = F.NUC_W1
-            elif v1 == -1 and w2 >= _I64_0:
-                if nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi) == 1:
-                    tok = w2
-                    how = F.NUC_W2
-            si[row, F.HS_NUC] = how
-            if tok >= _I64_0:
-                put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
-                si[row, F.HS_DONE] = 1
+            step = bs // 2
+            while step > 0:
+                if tid < step:
+                    sz[tid] += sz[tid + step]
+                    s1[tid] += s1[tid + step]
+                    s2[tid] += s2[tid + step]
+                cuda.syncthreads()
+                step //= 2
+            if tid == 0:
+                atomic_add(si, (row, F.HS_NZ), sz[0])
+                atomic_add(si, (row, F.HS_NS1), s1[0])
+                atomic_add(si, (row, F.HS_NS2), s2[0])
+            if not last_block(ctr, row, nsplit, tid, flag):
+                return
+            if tid == 0:
+                nn = np.int64(n)
+                zq = si[row, F.HS_NZ]
+                ez = mass_err(zq, nn)
+                tlo = topp_target(p, max(zq - ez, _I64_0))
+                thi = topp_target(p, zq + ez)
+                tok = _I64_M1
+                how = F.NUC_NONE
+                v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
+                if v1 == 1:
+                    tok = w1
+                    how = F.NUC_W1
+                elif v1 == -1 and w2 >= _I64_0:
+                    if nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi) == 1:
+                        tok = w2
+                        how = F.NUC_W2
+                si[row, F.HS_NUC] = how
+                nsv[0] = 1
+                if tok >= _I64_0:
+                    put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
+                    si[row, F.HS_DONE] = 1
+                    nsv[0] = 0
+            if FINISH:
+                # the row the bounds leave: the histogram and select passes over the whole
+                # row by this block (one split: each pass's count is this block's alone, the
+                # nucleus pass's own, back at 0), in this block's shared memory: the bins in
+                # shc / shm, then the select's candidates and masses in shm's halves; the
+                # block-wide scratch in sz, s1, s2 (the tile bound's bins, unused by
+                # top-p-only rows, and the fallback's digits in s2)
+                cuda.syncthreads()
+                if nsv[0] == 0:
+                    return
+                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi,
+                         si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, row,
+                         _I64_0, tid, bs, 1, _I64_0, np.int64(n), shc, shm, sz, s1,
+                         s2.view(np.int32), sm_r, flag)
+                cuda.syncthreads()
+                select_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, kcap, pi, si, sf,
+                           hc, hm, cand, capg, ctr, tokens, logprobs, status, row, _I64_0, tid,
+                           bs, 1, _I64_0, np.int64(n), shm[:CAPG], shm[CAPG:], sz, s2, sm_r,
+                           flag, nsv)
+
+        return kern
+
+    _sample_nucleus_kernel = _nucleus(False)
+    _sample_nucleus_finish_kernel = _nucleus(True)
 
     return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
                            _sample_minp_kernel=_sample_minp_kernel,
                            _sample_select_kernel=_sample_select_kernel,
-                           _sample_nucleus_kernel=_sample_nucleus_kernel)
+                           _sample_nucleus_kernel=_sample_nucleus_kernel,
+                           _sample_nucleus_finish_kernel=_sample_nucleus_finish_kernel)

@@ -2,7 +2,9 @@
 TOP2 variant draws the row's two best Gumbel scores, the nucleus pass sums approximate masses
 before each and decides whether one survives top-p (``sampling_hist._sample_nucleus_kernel``);
 rows it cannot decide (neither survives, or the bounds straddle the target) finish through the
-histogram path. Each decision is reached on purpose here and read back from the row state
+histogram path: its row-strided passes (calls with a ``geometry``), or the pass's finishing form,
+whose last block runs that path over the row itself (``Route.finish``, every other call here,
+at any width). Each decision is reached on purpose here and read back from the row state
 (``HS_NUC``), and every token must be the reference's."""
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def shape(backend):
 @pytest.fixture(autouse=True)
 def _nucleus_on(monkeypatch):
     monkeypatch.setattr(router, "NUCLEUS", True)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", router.NUC_FINISH_VOCAB)  # (_call sets
+    monkeypatch.setattr(router, "NUC_FINISH_ROWS", 1 << 30)                   # the vocab's)
     monkeypatch.setattr(rs, "_PLANS", {})
 
 
@@ -58,8 +62,10 @@ def _geometry(plan, fin=None, rows_fin=None):
 
 def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=None, **kw):
     """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions).
-    ``geometry``: :func:`_geometry`'s arguments."""
+    ``geometry``: :func:`_geometry`'s arguments, for the route with the row-strided passes;
+    without it the route whose nucleus pass finishes every row (``Route.finish``)."""
     rows, vocab = lg.shape
+    router.NUC_FINISH_VOCAB = 0 if geometry else 1 << 30
     s = rs.Sampler(rows, vocab, "float32", order=order, _block=shape["block"],
                    _splits=shape["splits"] if splits is None else splits)
     if geometry:
@@ -126,12 +132,15 @@ def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geome
     assert list(how) == [(KF.NUC_W1, KF.NUC_W2, KF.NUC_NONE)[r] for r in ranks]
 
 
-def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(backend, shape):
+@pytest.mark.parametrize("geometry", [dict(rows_fin=1), None], ids=["strided", "finish"])
+def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(backend, shape,
+                                                                               geometry):
     # A constant row: every mass is 2**40 and the best token (position r of the order: ties go
     # by index) has r * 2**40 before it. With top_p r / n the target lies within the
     # approximation's bound of that mass, so the pass must not decide; with (r + off) / n, off
     # tokens past the bound (2**-15 of the row's mass, plus two units a token), it takes the
-    # token. The tokens are the reference's either way.
+    # token. The tokens are the reference's either way: the rows left go through the
+    # row-strided passes (one block row: every row) or the pass's own finish.
     vocab = shape["vocab"]
     idx = np.arange(vocab, dtype=np.int64)
     far = 1.0 + 4.0 * vocab * 2.0**-15
@@ -146,7 +155,7 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
     for off, want in ((0.0, KF.NUC_NONE), (far, KF.NUC_W1)):
         p = np.array([(b + off) / vocab for b in best], np.float32)
         tok, _, how = _call(backend, shape, lg, seed=seeds, position=2, temperature=1.0,
-                            top_p=p, geometry=dict(rows_fin=1))   # (one block row: every row)
+                            top_p=p, geometry=geometry)
         compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
         assert list(how) == [want] * seeds.size
 
@@ -194,7 +203,7 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
     # the tokens are the reference's and the same for every split count (two and more: the
     # pass's routes), through the exact draw (short rows) and the fast pass (long ones, whose
     # partial first quads are folded after it); with 3 splits the rows the pass leaves are
-    # finished row-strided (2 splits, every third row a block row).
+    # finished row-strided (2 splits, every third row a block row), with 2 by the pass itself.
     rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
@@ -244,8 +253,14 @@ def test_routing_takes_the_pass_for_host_top_p_rows_only(backend, shape, monkeyp
     k = np.array([0, 0, 5, 0], np.int64)
     p = np.array([0.9, 0.5, 0.9, 0.5], np.float32)
     mp = np.array([0.0, 0.0, 0.0, 0.0], np.float32)
+    # rows up to NUC_FINISH_VOCAB: the pass finishes every row, no histogram or select pass;
+    # wider: they finish the rows it leaves, row-strided
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 40)
     r = router.route(plan, router.Host(t, k, p, mp))
-    assert r.nuc and r.draw and r.hist and r.select and r.strided
+    assert r.nuc and r.draw and r.finish and not (r.hist or r.select or r.strided)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 39)
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert r.nuc and r.draw and r.hist and r.select and r.strided and not r.finish
     assert list(router.nuc_rows(plan, router.Host(t, k, p, mp))) == [True, True, False, False]
     # min_p or top_k on every top-p row, or a device array: no pass
     assert not router.route(plan, router.Host(t, k + 3, p, mp)).nuc
@@ -257,17 +272,18 @@ def test_routing_takes_the_pass_for_host_top_p_rows_only(backend, shape, monkeyp
     t2[3] = 1.0
     mp3 = mp.copy()
     mp3[3] = 0.1
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 1 << 30)
     r = router.route(plan, router.Host(t2, k, p, mp3))
-    assert r.nuc and r.hist and not r.strided
+    assert r.nuc and r.hist and not (r.strided or r.finish)
     monkeypatch.setattr(router, "TILE_KMAX", 4)
     r = router.route(plan, router.Host(t, k, p, mp))
-    assert r.nuc and r.hist and not r.strided
+    assert r.nuc and r.hist and not (r.strided or r.finish)
     monkeypatch.setattr(router, "TILE_KMAX", KF.KCAP)
     mp2 = mp.copy()
     mp2[3], p2 = 0.1, p.copy()
     p2[3] = 1.0
     r = router.route(plan, router.Host(t2, k, p2, mp2))
-    assert r.nuc and not r.strided
+    assert r.nuc and not (r.strided or r.finish)
     # one drawing split a row: the pass too (the rows it leaves go row-strided), unless the
     # timing switch asks for more
     one = rs.Sampler(4, 40, "float32", _block=shape["block"], _splits=1).plan
