@@ -85,13 +85,14 @@ _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
 #: (``Route.finish``): a row its bounds leave is finished by the row's last block alone, by the
 #: histogram and select passes' code over the whole row (``sampling_hist.
 #: _sample_nucleus_finish_kernel``), and neither pass is launched. Two launches fewer every call
-#: (H200, top_p 0.95 alone, graph-timed: 1 x 32000 20.1 -> 16.7 us, 8 x 32000 22.5 -> 17.8,
-#: 64 x 32000 35.0 -> 30.0), against one block's passes over a row for each row left: about
-#: 0.1-0.4% of rows at top_p 0.95 on N(0, 3^2) logits, and about 175 us for one 32000-wide
-#: row (256 x 32000 with one such row: 220.6 us against the row-strided passes' 104.2; bench/
-#: results/nvidia-h200-s25-ab.txt). So only batches of at most NUC_FINISH_ROWS rows, where a row
-#: left is rare enough to cost less than the launches on average. ``ROCSAMPLE_NUC_FINISH_VOCAB``
-#: (0: never) and ``ROCSAMPLE_NUC_FINISH_ROWS`` (timings).
+#: (H200, top_p 0.95 alone, kprofile graph-timed: 1 x 32000 20.1 -> 16.3 us, 8 x 32000 22.5 ->
+#: 17.2, 64 x 32000 35.0 -> 29.3), against one block's passes over a row for each row left:
+#: about 0.1-0.4% of rows at top_p 0.95 on N(0, 3^2) logits, and about 145 us for one
+#: 32000-wide row (256 x 32000 with one such row, the route forced: 190.3 us against the
+#: row-strided passes' 104.2; bench/results/nvidia-h200-s25-{ab,cap-ab}.txt). So only batches of
+#: at most NUC_FINISH_ROWS rows, where a row left is rare enough to cost less than the launches
+#: on average. ``ROCSAMPLE_NUC_FINISH_VOCAB`` (0: never) and ``ROCSAMPLE_NUC_FINISH_ROWS``
+#: (timings).
 NUC_FINISH_VOCAB = int(os.environ.get("ROCSAMPLE_NUC_FINISH_VOCAB") or 32768)
 NUC_FINISH_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_ROWS") or 8)
 

@@ -112,9 +112,13 @@ HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
-#: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): its stream is the
-#: nucleus pass's, its rare finish the histogram and select passes' (capped at 64 and 48 there).
-NUC_FINISH_MAX_REGISTERS = 48
+#: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): no cap. Its routes
+#: have at most ``sampling_router.NUC_FINISH_ROWS`` rows, too few blocks for the occupancy a cap
+#: buys, and its rare finish (the histogram and select passes' code) spills under one (H200,
+#: top_p 0.95 alone, uncapped at 85 registers against capped at 48: 1 x 32000 16.3 against 16.8
+#: us, 8 x 32000 17.2 against 17.8; a row left at 256 x 32000, the route forced: 190 against
+#: 221; bench/results/nvidia-h200-s25-cap-ab.txt).
+NUC_FINISH_MAX_REGISTERS = None
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
 #: stream: their own, unpredicated but in the last round).
 _UNROLL = 4
