@@ -20,6 +20,11 @@
 #                        rocsample/kernels/NAME.py replaced by $BASE_DIR/NAME_REV.py (default
 #                        tools/gpu/probe; made by `git show REV:rocsample/kernels/NAME.py`,
 #                        carried untracked); sets BASE_PYTHONPATH (PYTHONPATH pointed there)
+#   rev_tree REV         /tmp/base: this tree's tools and bench with .alt/REV's rocsample (made by
+#                        `git archive REV rocsample | tar -x -C .alt/REV`, carried); sets
+#                        BASE_PYTHONPATH
+#   kp_tree LIMIT new|base ARGS  tools/gpu/kprofile.py ARGS under LIMIT in this tree or rev_tree's
+#                        /tmp/base, each with its own numba cache (/tmp/nc-new, /tmp/nc-base)
 #   greedy_bench [LIMIT] bench/test_sampling.py's greedy at the twelve shapes with torch.argmax
 #                        beside it, graph-timed -> greedy.json, greedy.log (prints its table)
 #   sanitizers           compute-sanitizer memcheck, racecheck and synccheck over pytest with the
@@ -103,6 +108,21 @@ base_tree() {
     cp "${BASE_DIR:-tools/gpu/probe}/${name}_$rev.py" "/tmp/base/rocsample/kernels/$name.py"
   done
   BASE_PYTHONPATH=$(tree_path /tmp/base)
+}
+
+rev_tree() {
+  copy_tree /tmp/base && rm -rf /tmp/base/rocsample && cp -a ".alt/$1/rocsample" /tmp/base/ \
+    && cp rocsample/_fastcall*.so /tmp/base/rocsample/ 2>/dev/null
+  BASE_PYTHONPATH=$(tree_path /tmp/base)
+}
+
+kp_tree() {
+  local lim=$1 v=$2; shift 2
+  case $v in
+    new) timeout "$lim" env NUMBA_CACHE_DIR=/tmp/nc-new python3 tools/gpu/kprofile.py "$@" ;;
+    base) timeout "$lim" env PYTHONPATH="$BASE_PYTHONPATH" NUMBA_CACHE_DIR=/tmp/nc-base \
+        python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
+  esac
 }
 
 decode_loop() {
