@@ -26,9 +26,9 @@ select pass for the filtered rows but min_p-only ones, with the nucleus pass bef
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
 finishes most of them; where they are the only histogram-path rows and a row has at most
 :data:`NUC_FINISH_VOCAB` logits in a batch of at most :data:`NUC_FINISH_ROWS`, the pass's
-finishing form finishes the rest too and neither
-pass is launched: ``Route.finish``); with a device parameter array all of them but the nucleus pass, each row
-deciding on the device by the same rule.
+finishing form finishes the rest too and neither pass is launched: ``Route.finish``); with a
+device parameter array all of them but the nucleus pass, each row deciding on the device by the
+same rule.
 """
 
 from __future__ import annotations

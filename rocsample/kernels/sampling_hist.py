@@ -51,8 +51,10 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    ``_sample_nucleus_finish_kernel`` is the same pass whose last block, for a row it cannot
    decide, runs the two kernels' code below over the whole row itself (``hist_row`` then
    ``select_row`` as one split, in the pass's shared memory): routes whose histogram-path rows
-   are all top-p-only, at rows of at most ``sampling_router.NUC_FINISH_VOCAB`` logits, launch it
-   alone after phase 1 (``Route.finish``), two launches fewer than the passes below.
+   are all top-p-only, in batches of at most ``sampling_router.NUC_FINISH_ROWS`` rows of at most
+   ``NUC_FINISH_VOCAB`` logits, launch it alone after phase 1 (``Route.finish``), two launches
+   fewer than the passes below (one block finishing a left row is slow: larger batches meet
+   one too often).
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
