@@ -44,8 +44,9 @@ def shape(backend):
 @pytest.fixture(autouse=True)
 def _nucleus_on(monkeypatch):
     monkeypatch.setattr(router, "NUCLEUS", True)
-    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", router.NUC_FINISH_VOCAB)  # (_call sets
-    monkeypatch.setattr(router, "NUC_FINISH_ROWS", 1 << 30)                   # the vocab's)
+    # (_call sets the finishing route's vocabulary bound per call; restored here)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", router.NUC_FINISH_VOCAB)
+    monkeypatch.setattr(router, "NUC_FINISH_ROWS", 1 << 30)
     monkeypatch.setattr(rs, "_PLANS", {})
 
 

@@ -11,8 +11,9 @@ launch them row-strided (``Route.strided``: ``splits_fin`` splits of about 2048 
 ``rows_fin`` block rows), 381.0 us at 256 x 262144 (BENCHMARKS, "The runs of a15dc10 and
 7704995"). Batches of at most ``NUC_FINISH_ROWS`` rows of at most ``NUC_FINISH_VOCAB`` logits
 now finish those rows in the nucleus pass itself (``Route.finish``, no histogram or select
-launch; tests/test_sampling_plan_splits.py). The kernels' side (the rows' tokens through the row-strided launches) is
-tests/kernels/test_sampling_nucleus.py; this checks the plan and the routes, on every backend.
+launch; tests/test_sampling_plan_splits.py). The kernels' side (the rows' tokens through the
+row-strided launches) is tests/kernels/test_sampling_nucleus.py; this checks the plan and the
+routes, on every backend.
 """
 
 from __future__ import annotations
