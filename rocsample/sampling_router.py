@@ -67,8 +67,8 @@ _LARGE_FILL = 0.7
 #: 1 x 151936 86.1 against 35.4, 8 x 151936 88.8 against 50.1).
 _LARGE_MIN_ROWS = 64
 #: The nucleus pass for top-p-only rows of host-parameter calls: phase 1 draws them too (its
-#: TOP2 variant: the row's four best Gumbel scores), then one more read
-#: (``sampling_hist._sample_nucleus_kernel``) decides whether one survives top-p and finishes
+#: TOP2 variant: the row's two best Gumbel scores), then one more read
+#: (``sampling_hist._sample_nucleus_kernel``) decides whether either survives top-p and finishes
 #: the row; rows it cannot decide take the histogram and select passes as before.
 #: ``ROCSAMPLE_NUCLEUS=0`` turns it off (those rows take the histogram path from phase 1 on).
 NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"

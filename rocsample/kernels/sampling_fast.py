@@ -19,12 +19,10 @@ leaves the row's state. Every path gives the reference's tokens.
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
    last thread, so every thread still folds its tokens in index order.
    TOP2 variants (``partials(draw, lp, fast, top2=True)``; routes with the nucleus pass) also
-   draw top-p-only rows (``row_nuc``) and keep each thread's two best scores (the fast pass
-   settles a thread on its second best, and bounds the block's second best). A block of such a
-   row takes the four best of its threads' pairs by rounds of block maxima and a bound of every
-   token it did not keep; the row's last block leaves the four best tokens in ``HS_W1`` ..
-   ``HS_W4`` (the third and fourth only where they beat every split's bound: ``NUC_M``) for
-   ``sampling_hist._sample_nucleus_kernel``.
+   draw top-p-only rows (``row_nuc``) and keep each thread's, block's and split's two best
+   scores (``merge_top2``; the fast pass settles a thread on its second best, and bounds the
+   block's second best); the row's last block leaves the two best tokens in ``HS_W1``,
+   ``HS_W2`` for ``sampling_hist._sample_nucleus_kernel``.
    A launch without top-k rows (``fuse``) ends here: each block counts itself done in the row's
    counter (``ctr``, after a fence that publishes its partial); the block that counts the row's
    last split (mod the split count) folds every split partial (a tree over its threads, after a
@@ -195,22 +193,13 @@ MODE_GREEDY, MODE_RACE, MODE_TILE, MODE_MINP, MODE_HIST = range(5)
 #: 1's last block of a MINP / HIST row (rocsample.kernels.sampling_hist reads them).
 (HS_KMAX, HS_DONE, HS_NTOT, HS_NC, HS_MCNT, HS_BLO, HS_BHI, HS_BKP, HS_CLO, HS_QLO, HS_K, HS_M,
  HS_Z, HS_CKB, HS_QKB, HS_CA) = range(16)
-#: The nucleus pass's columns (top-p-only rows of TOP2 launches): the row's four best tokens
-#: by Gumbel score (-1: none; the third and fourth also -1 where phase 1 cannot certify them,
-#: see NUC_M), the approximate integer masses of the row and of the tokens before each of the
-#: four in the filter order, and its decision (NUC_*).
-HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC, HS_W3, HS_W4, HS_NS3, HS_NS4 = range(16, 26)
-#: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), else which of
-#: the four best tokens is the first to survive top-p.
-NUC_NONE, NUC_W1, NUC_W2, NUC_W3, NUC_W4 = range(5)
-#: Best tokens phase 1's TOP2 variants leave a top-p-only row. Each thread keeps its two best
-#: exact scores (the fast pass's settling test is on the second); a block takes the four best
-#: of its threads' pairs by rounds of block maxima, with a composite bound of every token it did
-#: not keep (a thread's third approximate score plus its error, the fast pass's skip bound, its
-#: second best for the tokens an exact fold put out, the block's fifth). The row's two best are
-#: exact as before; its third and fourth count only above every split's bound. At top_p 0.95 a
-#: row then leaves the nucleus pass undecided about 0.05**4 of the time instead of 0.05**2.
-NUC_M = 4
+#: The nucleus pass's columns (top-p-only rows of TOP2 launches): the row's two best tokens by
+#: Gumbel score (-1: none), the approximate integer masses of the row and of the tokens before
+#: each of the two in the filter order, and its decision (NUC_*).
+HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC = range(16, 22)
+#: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), the best
+#: token survives top-p, the best does not and the second does.
+NUC_NONE, NUC_W1, NUC_W2 = range(3)
 #: float64 row state column (``sf``): the row's log-sum-exp (logprob launches).
 HF_LSE = 0
 #: Bins of the histogram path (per row, by the filter key's distance below the row maximum).
@@ -314,7 +303,7 @@ def make(cuda, load, h):
     @cuda.jit(device=True, cache=JIT_CACHE)
     def row_nuc(k, mp, n):
         # Whether a MODE_HIST row is top-p only (no top-k, no min-p): the rows the nucleus pass
-        # can finish from phase 1's four best scores (TOP2 launches).
+        # can finish from phase 1's two best scores (TOP2 launches).
         return not (k > 0 and k < n) and not mp > _F32_0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -485,51 +474,53 @@ def make(cuda, load, h):
             step //= 2
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def next_best(pf, pi, row, n, nsplit, cb, tid):
-        # This thread's best (score, -index) composite below cb over the four best of its splits
-        # tid, tid + bs, ... (phase 1's TOP2 partials of a top-p-only row: the best in slot 1 as
-        # (score, index), the next three as composites in slots 3 .. 5); -1: none.
+    def merge_top2(g, gi, g2, gi2, tid, o):
+        # Slot o's two best scores into slot tid's (each pair sorted: g >= g2), ties to the
+        # lower index: the two best of the four.
+        a = g[tid]
+        ai = gi[tid]
+        b = g[o]
+        bi = gi[o]
+        if b > a or (b == a and bi < ai):
+            # o's best leads; the second is the better of tid's best and o's second
+            c = g2[o]
+            ci = gi2[o]
+            if a > c or (a == c and ai < ci):
+                c = a
+                ci = ai
+            g[tid] = b
+            gi[tid] = bi
+            g2[tid] = c
+            gi2[tid] = ci
+        else:
+            c = g2[tid]
+            ci = gi2[tid]
+            if b > c or (b == c and bi < ci):
+                g2[tid] = b
+                gi2[tid] = bi
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def second_best(pf, pi, row, n, nsplit, c1, tid):
+        # This thread's best (score, -index) composite below c1 over the two best of its splits
+        # tid, tid + bs, ... (phase 1's TOP2 partials: slots 1 and 4 / 1 and 3); -1: none.
         best = _I64_M1
         s = tid
         bs = cuda.blockDim.x
         while s < nsplit:
             i1 = pi[row, s, 1]
+            i2 = pi[row, s, 3]
             f1 = pf[row, s, 1]
+            f2 = pf[row, s, 4]
             if i1 < n:
                 c = comp_of(f1, i1)
-                if c < cb and c > best:
+                if c < c1 and c > best:
                     best = c
-            for q in range(3, 6):
-                c = pi[row, s, q]
-                if c < cb and c > best:
+            if i2 < n:
+                c = comp_of(f2, i2)
+                if c < c1 and c > best:
                     best = c
             s += bs
         return best
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def split_bound(pi, row, nsplit, tid):
-        # The largest of this thread's splits' bounds (slot 6 of a top-p-only row: a composite
-        # at least that of every token the split did not keep).
-        u = _I64_M1
-        s = tid
-        bs = cuda.blockDim.x
-        while s < nsplit:
-            u = max(u, pi[row, s, 6])
-            s += bs
-        return u
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def fast_bound(a3, lb):
-        # A composite at least that of every token a settled fast pass did not keep: its third
-        # approximate score plus twice the approximation's error (exact(t) <= a3 + eps for every
-        # token t outside the two kept), and the skip bound lb (a skipped token's exact score
-        # is below it). Index 0: every index of that key.
-        u = _I64_M1
-        if a3 > _F32_NINF:
-            u = comp_of(a3 + np.float32(2.0) * (_EPS_ABS + abs(a3) * _EPS_REL), np.int64(0))
-        if lb > _F32_NINF:
-            u = max(u, comp_of(lb, np.int64(0)))
-        return u
 
     WARP = warp_parts(cuda)
 
@@ -768,6 +759,7 @@ def make(cuda, load, h):
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
+        NG2 = MAX_BLOCK if TOP2 else 1   # the second-best score slots (TOP2)
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
         # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
@@ -956,6 +948,8 @@ def make(cuda, load, h):
             sm_i = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_g = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
+            sm_g2 = cuda.shared.array(NG2, np.float32)
+            sm_gi2 = cuda.shared.array(NG2, np.int64)
             sm_lm = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_ls = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_dm = cuda.shared.array(NLP, np.float64)
@@ -973,7 +967,7 @@ def make(cuda, load, h):
                 ps = pos[row]
             tiles = row_topk(t, k, n)
             mode = row_mode(t, k, topp[row], minp[row], n, kcap)
-            # TOP2 variants also draw top-p-only rows (row_nuc), their four best scores
+            # TOP2 variants also draw top-p-only rows (row_nuc), their two best scores
             nuc = TOP2 and mode == MODE_HIST and row_nuc(k, minp[row], n)
             race = DRAW and (mode == MODE_RACE or nuc)
             # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
@@ -987,7 +981,6 @@ def make(cuda, load, h):
             bgi2 = np.int64(n)
             lm = _F32_NINF
             ls = _F32_0
-            ut = _I64_M1   # (TOP2) a composite bound of the tokens the thread did not keep
             bs1 = np.int64(bs)
             if DRAW and race:
                 if FAST:
@@ -1052,8 +1045,6 @@ def make(cuda, load, h):
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again
                     if fast_settled(a2 if TOP2 else a1, a3):
-                        if TOP2:
-                            ut = fast_bound(a3, lb)
                         # (both logits loaded before either score: the second load, behind the
                         # first score's Philox call, was a round trip of its own)
                         ia = np.int64(min(i1, i2))
@@ -1132,17 +1123,6 @@ def make(cuda, load, h):
                     load_round(xr, 0, i, hi, bs1, vals)
                     for u in range(UNROLL):
                         bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
-            # (TOP2, top-p-only rows) the thread's two best as composites, the heads of its
-            # list for the block's rounds below; a token an exact fold put out is below the
-            # second
-            h1 = _I64_M1
-            h2 = _I64_M1
-            if TOP2 and nuc:
-                if bgi < np.int64(n):
-                    h1 = comp_of(bg, bgi)
-                if bgi2 < np.int64(n):
-                    h2 = comp_of(bg2, bgi2)
-                    ut = max(ut, h2 - _I64_1)
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:
@@ -1150,6 +1130,11 @@ def make(cuda, load, h):
                     bg = _F32_NINF
                 sm_g[tid] = bg
                 sm_gi[tid] = bgi
+                if TOP2:
+                    if bgi2 == np.int64(n):
+                        bg2 = _F32_NINF
+                    sm_g2[tid] = bg2
+                    sm_gi2[tid] = bgi2
             if LP:
                 sm_lm[tid] = lm
                 sm_ls[tid] = ls
@@ -1164,7 +1149,9 @@ def make(cuda, load, h):
                 if tid < step:
                     o = tid + step
                     merge_max(sm_v, sm_i, tid, o)
-                    if DRAW:
+                    if TOP2:
+                        merge_top2(sm_g, sm_gi, sm_g2, sm_gi2, tid, o)
+                    elif DRAW:
                         merge_max(sm_g, sm_gi, tid, o)
                     if LP:
                         sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
@@ -1179,6 +1166,9 @@ def make(cuda, load, h):
                 if DRAW:
                     pf[row, split, 1] = sm_g[0]
                     pi[row, split, 1] = sm_gi[0]
+                    if TOP2:
+                        pf[row, split, 4] = sm_g2[0]
+                        pi[row, split, 3] = sm_gi2[0]
                 else:
                     pf[row, split, 1] = _F32_NINF
                     pi[row, split, 1] = np.int64(n)
@@ -1188,25 +1178,6 @@ def make(cuda, load, h):
                 else:
                     pf[row, split, 2] = _F32_NINF
                     pf[row, split, 3] = _F32_0
-            if TOP2 and nuc:
-                # the block's second to fourth best of its threads' pairs (slots 3 .. 5), a
-                # round of block maxima each after the best (the tree's) leaves its thread's
-                # list, then its bound (slot 6): the fifth best and every thread's bound. (sm_i:
-                # thread 0 has read its slot 0 above, and block_max writes no other slot it
-                # reads.)
-                top = _I64_M1
-                if sm_gi[0] < np.int64(n):
-                    top = comp_of(sm_g[0], sm_gi[0])
-                for q in range(3, 7):
-                    if top >= _I64_0 and h1 == top:
-                        h1 = h2
-                        h2 = _I64_M1
-                    if q < 6:
-                        top = block_max(sm_i, h1, tid, bs)
-                    else:
-                        top = block_max(sm_i, max(h1, ut), tid, bs)
-                    if tid == 0:
-                        pi[row, split, q] = top
             # Phase 1's tail: the row's last block to finish folds every split's partial and
             # finishes a greedy or unfiltered row (its token), or leaves the row's state for the
             # histogram path (MINP / HIST rows); tile rows go on in the finalize kernel. Each
@@ -1234,27 +1205,18 @@ def make(cuda, load, h):
             if LP and sm_ds[0] > _F64_0:
                 lse = sm_dm[0] + math.log(sm_ds[0])
             if nuc:
-                # the row's four best scores for the nucleus pass: the best from the tree, each
-                # next the best below the last over every split's four; the third and fourth
-                # only above every split's bound (NUC_M)
-                # (each token written once found: fewer values live through the rounds)
-                c = sm_gi[0]
+                # the row's two best scores for the nucleus pass: the best from the tree, the
+                # second the best below it over every split's two
+                c1 = sm_gi[0]
                 cuda.syncthreads()
-                u = block_max(sm_gi, split_bound(pi, row, nsplit, tid), tid, bs)
-                for q in range(4):
-                    if q > 0:
-                        c = block_max(sm_gi, next_best(pf, pi, row, n, nsplit, c, tid), tid, bs)
-                    if tid == 0:
-                        w = _I64_M1
-                        if c >= _I64_0 and (q < 2 or c > u):
-                            w = comp_token(c)
-                        si[row, (HS_W1, HS_W2, HS_W3, HS_W4)[q]] = w
+                c2 = second_best(pf, pi, row, n, nsplit, c1, tid)
+                c2 = block_max(sm_gi, c2, tid, bs)
                 if tid == 0:
+                    si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
+                    si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
                     si[row, HS_NZ] = 0
                     si[row, HS_NS1] = 0
                     si[row, HS_NS2] = 0
-                    si[row, HS_NS3] = 0
-                    si[row, HS_NS4] = 0
                     si[row, HS_NUC] = 0
             if mode == MODE_MINP or mode == MODE_HIST:
                 # the state the histogram path starts from: the row maximum, counters at 0,
@@ -1297,7 +1259,7 @@ def make(cuda, load, h):
     def partials(draw, lp, fast=False, top2=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
-        # also draws top-p-only rows (row_nuc) and leaves their four best scores for the nucleus
+        # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
         # pass (rocsample.kernels.sampling_hist)
         key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2))
         kern = variants.get(key)

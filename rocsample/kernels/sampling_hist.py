@@ -39,17 +39,15 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
 0. ``_sample_nucleus_kernel`` (grid splits x rows, the second read; launched only by routes with
    the nucleus pass, ``sampling_router.NUCLEUS``, before the two above). Top-p-only rows (no
    top_k, no min_p: ``row_nuc``) of such launches were drawn by phase 1's TOP2 variant, which
-   left the row's best Gumbel scores W1 .. W4 beside the histogram path's start state (W3
-   and W4 only where phase 1 certifies them: ``sampling_fast.NUC_M``). The token is the best
-   score over the nucleus, a prefix of the order: W1 when W1 is in it (the mass before W1 is
-   below ``ceil(p * Z)``), else W2 when W2 is, and so on to W4, else a later one. The pass
+   left the row's two best Gumbel scores W1, W2 beside the histogram path's start state. The
+   token is the best score over the nucleus, a prefix of the order: W1 when W1 is in it (the
+   mass before W1 is below ``ceil(p * Z)``), else W2 when W2 is, else a later one. The pass
    sums, approximately (``amass``: a float32 exponential, within ``NUC_REL`` relative plus half
-   a unit of the reference's mass; float64 sums), Z and the masses before W1 .. W4; the row's
+   a unit of the reference's mass; float64 sums), Z and the masses before W1 and W2; the row's
    last block bounds the exact sums (``mass_err``) and decides only where the bounds leave one
    answer (``nuc_verdict``): then it writes the token and marks the row done, so both kernels
-   below leave it at once. Otherwise (none of the four survives, about 0.05**4 of rows at
-   top_p 0.95, or the bounds straddle the target) the row goes on through them exactly.
-   ``HS_NUC`` records the decision.
+   below leave it at once. Otherwise (neither token survives, or the bounds straddle the
+   target) the row goes on through them exactly. ``HS_NUC`` records the decision.
    ``_sample_nucleus_finish_kernel`` is the same pass whose last block, for a row it cannot
    decide, runs the two kernels' code below over the whole row itself (``hist_row`` then
    ``select_row`` as one split, in the pass's shared memory): routes whose histogram-path rows
@@ -1084,35 +1082,18 @@ def make(cuda, load, h, f):
         return np.float32(math.exp(np.float32(fv - kf)))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def nuc_token(v, j, inv_t, vllm, kf, fmin, f1, w1, f2, w2, f3, w3, f4, w4, z, q1, q2, q3,
-                  q4):
+    def nuc_token(v, j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2):
         # One token of the nucleus pass: its approximate mass into the row's (z) and into the
-        # masses before each of the four tokens it precedes (filter values f1 .. f4 at int32
-        # indices w1 .. w4; fmin the least of f1 .. f4: a token below it precedes none, the
-        # rule for most tokens, so most take one compare past the sum).
+        # masses before each of the two tokens it precedes (filter values f1, f2 at w1, w2).
         if is_finite(v):
             fv = filt(v, inv_t, vllm)
             e = np.float64(amass(fv, kf))
             z += e
-            if fv >= fmin:
-                jj = np.int32(j)
-                if fv > f1 or (fv == f1 and jj < w1):
-                    q1 += e
-                if fv > f2 or (fv == f2 and jj < w2):
-                    q2 += e
-                if fv > f3 or (fv == f3 and jj < w3):
-                    q3 += e
-                if fv > f4 or (fv == f4 and jj < w4):
-                    q4 += e
-        return z, q1, q2, q3, q4
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def nuc_value(x, row, w, inv_t, vllm):
-        # Token w's filter value, +inf for none (w = -1: no token precedes it).
-        f = _F32_INF
-        if w >= _I64_0:
-            f = filt(load(x, row, w), inv_t, vllm)
-        return f
+            if fv > f1 or (fv == f1 and j < w1):
+                q1 += e
+            if fv > f2 or (fv == f2 and j < w2):
+                q2 += e
+        return z, q1, q2
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def mass_err(q, n):
@@ -1145,7 +1126,7 @@ def make(cuda, load, h, f):
         def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si,
                  sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
             # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses
-            # of the row and of the tokens before each of phase 1's four best in the filter
+            # of the row and of the tokens before each of phase 1's two best in the filter
             # order, approximately; the row's last block finishes the row when the bounds
             # decide (see the module docstring), else leaves it to the histogram path (FINISH:
             # runs that path itself, one block over the row).
@@ -1153,8 +1134,6 @@ def make(cuda, load, h, f):
             sz = cuda.shared.array(_MAX_BLOCK, np.int64)
             s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
             s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
-            s3 = cuda.shared.array(_MAX_BLOCK, np.int64)
-            s4 = cuda.shared.array(_MAX_BLOCK, np.int64)
             flag = cuda.shared.array(1, np.int32)
             shc = cuda.shared.array(NH, np.int32)
             shm = cuda.shared.array(NH, np.int64)
@@ -1163,33 +1142,24 @@ def make(cuda, load, h, f):
             is_vllm = vllm != 0
             mode, t, k, p, mp, inv_t, kf, xm, thr, done = row_setup(temp, topk, topp, minp,
                                                                     is_vllm, si, row, n, kcap)
-            # the four tokens of phase 1 (loaded with the row's state, before the branches)
+            # the two tokens of phase 1 (loaded with the row's state, before the branches)
             w1 = si[row, F.HS_W1]
             w2 = si[row, F.HS_W2]
-            w3 = si[row, F.HS_W3]
-            w4 = si[row, F.HS_W4]
             if mode != F.MODE_HIST or not row_nuc(k, mp, n):
                 return
             if done:
                 return
-            # the four tokens' filter values: a token precedes one in the order (key desc,
-            # index asc) when its value is larger, or equal at a lower index (float compares:
-            # -0.0 and 0.0 are one key, as in order_key); no token: +inf at index -1, which
+            # the two tokens' filter values: a token precedes one in the order (key desc, index
+            # asc) when its value is larger, or equal at a lower index (float compares: -0.0
+            # and 0.0 are one key, as in order_key); no second token: +inf at index -1, which
             # none precedes
             f1 = filt(load(x, row, w1), inv_t, is_vllm)
-            f2 = nuc_value(x, row, w2, inv_t, is_vllm)
-            f3 = nuc_value(x, row, w3, inv_t, is_vllm)
-            f4 = nuc_value(x, row, w4, inv_t, is_vllm)
-            fmin = min(min(f1, f2), min(f3, f4))
-            v1 = np.int32(w1)
-            v2 = np.int32(w2)
-            v3 = np.int32(w3)
-            v4 = np.int32(w4)
+            f2 = _F32_INF
+            if w2 >= _I64_0:
+                f2 = filt(load(x, row, w2), inv_t, is_vllm)
             z = _F64_0
             q1 = _F64_0
             q2 = _F64_0
-            q3 = _F64_0
-            q4 = _F64_0
             bsw = np.int64(bs)
             i = lo + np.int64(tid)
             vals = cuda.local.array(_NUC_UNROLL, np.float32)
@@ -1202,21 +1172,17 @@ def make(cuda, load, h, f):
                 for u in range(_NUC_UNROLL):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
                 for u in range(_NUC_UNROLL):
-                    z, q1, q2, q3, q4 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm,
-                                                  kf, fmin, f1, v1, f2, v2, f3, v3, f4, v4, z, q1,
-                                                  q2, q3, q4)
+                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
+                                          w1, f2, w2, z, q1, q2)
                 i += span
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
                 for u in range(_NUC_UNROLL):
-                    z, q1, q2, q3, q4 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm,
-                                                  kf, fmin, f1, v1, f2, v2, f3, v3, f4, v4, z, q1,
-                                                  q2, q3, q4)
+                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
+                                          w1, f2, w2, z, q1, q2)
             sz[tid] = np.int64(z * _AM_SCALE)
             s1[tid] = np.int64(q1 * _AM_SCALE)
             s2[tid] = np.int64(q2 * _AM_SCALE)
-            s3[tid] = np.int64(q3 * _AM_SCALE)
-            s4[tid] = np.int64(q4 * _AM_SCALE)
             cuda.syncthreads()
             step = bs // 2
             while step > 0:
@@ -1224,16 +1190,12 @@ def make(cuda, load, h, f):
                     sz[tid] += sz[tid + step]
                     s1[tid] += s1[tid + step]
                     s2[tid] += s2[tid + step]
-                    s3[tid] += s3[tid + step]
-                    s4[tid] += s4[tid + step]
                 cuda.syncthreads()
                 step //= 2
             if tid == 0:
                 atomic_add(si, (row, F.HS_NZ), sz[0])
                 atomic_add(si, (row, F.HS_NS1), s1[0])
                 atomic_add(si, (row, F.HS_NS2), s2[0])
-                atomic_add(si, (row, F.HS_NS3), s3[0])
-                atomic_add(si, (row, F.HS_NS4), s4[0])
             if not last_block(ctr, row, nsplit, tid, flag):
                 return
             if tid == 0:
@@ -1244,25 +1206,14 @@ def make(cuda, load, h, f):
                 thi = topp_target(p, zq + ez)
                 tok = _I64_M1
                 how = F.NUC_NONE
-                # the first of the four that survives, while each before it surely does not
-                v = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
-                if v == 1:
+                v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
+                if v1 == 1:
                     tok = w1
                     how = F.NUC_W1
-                if v == -1 and w2 >= _I64_0:
-                    v = nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi)
-                    if v == 1:
+                elif v1 == -1 and w2 >= _I64_0:
+                    if nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi) == 1:
                         tok = w2
                         how = F.NUC_W2
-                if v == -1 and w3 >= _I64_0:
-                    v = nuc_verdict(si[row, F.HS_NS3], nn, tlo, thi)
-                    if v == 1:
-                        tok = w3
-                        how = F.NUC_W3
-                if v == -1 and w4 >= _I64_0:
-                    if nuc_verdict(si[row, F.HS_NS4], nn, tlo, thi) == 1:
-                        tok = w4
-                        how = F.NUC_W4
                 si[row, F.HS_NUC] = how
                 nsv[0] = 1
                 if tok >= _I64_0:
