@@ -25,8 +25,8 @@ large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the 
 select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
 finishes most of them; where they are the only histogram-path rows and a row has at most
-:data:`NUC_FINISH_VOCAB` logits in a batch of at most :data:`NUC_FINISH_ROWS`, the pass's
-finishing form finishes the rest too and neither pass is launched: ``Route.finish``); with a
+:data:`NUC_FINISH_VOCAB` logits, phase 1 keeps four best scores and the pass's finishing form
+finishes the rest too, and neither pass is launched: ``Route.finish``); with a
 device parameter array all of them but the nucleus pass, each row deciding on the device by the
 same rule.
 """
@@ -81,20 +81,14 @@ NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
 #: serves one split too: 256 x 32000 120.2 us against the histogram path's 134.2 (H200,
 #: graph-timed, bench/results/nvidia-h200-d0eed4d-variants.txt).
 _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
-#: Widest rows and most rows whose nucleus routes finish every row in the nucleus pass
-#: (``Route.finish``): a row its bounds leave is finished by the row's last block alone, by the
-#: histogram and select passes' code over the whole row (``sampling_hist.
-#: _sample_nucleus_finish_kernel``), and neither pass is launched. Two launches fewer every call
-#: (H200, top_p 0.95 alone, kprofile graph-timed: 1 x 32000 20.1 -> 16.3 us, 8 x 32000 22.5 ->
-#: 17.2, 64 x 32000 35.0 -> 29.3), against one block's passes over a row for each row left:
-#: about 0.1-0.4% of rows at top_p 0.95 on N(0, 3^2) logits, and about 145 us for one
-#: 32000-wide row (256 x 32000 with one such row, the route forced: 190.3 us against the
-#: row-strided passes' 104.2; bench/results/nvidia-h200-s25-{ab,cap-ab}.txt). So only batches of
-#: at most NUC_FINISH_ROWS rows, where a row left is rare enough to cost less than the launches
-#: on average. ``ROCSAMPLE_NUC_FINISH_VOCAB`` (0: never) and ``ROCSAMPLE_NUC_FINISH_ROWS``
-#: (timings).
+#: Widest rows whose nucleus routes finish every row in the nucleus pass (``Route.finish``):
+#: phase 1 keeps four best scores of each top-p-only row (its TOP4 form), a row the pass's
+#: bounds still leave (about 0.05**4 of rows at top_p 0.95) is finished by the row's last block
+#: alone, by the histogram and select passes' code over the whole row (``sampling_hist.
+#: _sample_nucleus_finish_kernel``), and neither pass is launched: two launches fewer every
+#: call. One block finishing a left row costs about 145 us at 32000 logits (H200), five times as
+#: much at 151936, hence the bound. ``ROCSAMPLE_NUC_FINISH_VOCAB`` (0: never; timings).
 NUC_FINISH_VOCAB = int(os.environ.get("ROCSAMPLE_NUC_FINISH_VOCAB") or 32768)
-NUC_FINISH_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_ROWS") or 8)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -183,9 +177,9 @@ class Route:
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
     strided: bool = False
-    # such a route of at most NUC_FINISH_ROWS rows of at most NUC_FINISH_VOCAB logits: the
-    # nucleus pass finishes every row (its finishing form), and neither the histogram nor the
-    # select pass is launched
+    # such a route of rows of at most NUC_FINISH_VOCAB logits: phase 1's TOP4 form, the nucleus
+    # pass finishes every row (its finishing form), and neither the histogram nor the select
+    # pass is launched
     finish: bool = False
 
 
@@ -217,7 +211,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     nrow = nuc_rows(plan, host) & hrow
     nuc = nucleus_on(plan) and bool(nrow.any())
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
-    if strided and nv <= NUC_FINISH_VOCAB and plan.n_rows <= NUC_FINISH_ROWS:
+    if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
                      finish=True)
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
@@ -358,7 +352,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     c1, c2, c3 = o.counts[1 if r.draw else 0]
     # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
     fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
-    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc), (S, n), B,
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.finish), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status, o.cflag)))

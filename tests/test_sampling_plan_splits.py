@@ -90,7 +90,8 @@ def fake_launches(plan, route):
     from rocsample import sampling_router as R
 
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False: "p",
+        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False, top4=False:
+                             "p4" if top4 else "p",
                              finalize=lambda large=False: "f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
@@ -138,29 +139,30 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
 
 
 def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
-    # Route.finish: phase 1 and the nucleus pass's finishing form alone (it runs the histogram
-    # and select passes' code itself, so it takes their operands, which the plain pass takes too)
+    # Route.finish: phase 1's TOP4 form ("p4": the four best scores) and the nucleus pass's
+    # finishing form alone (it runs the histogram and select passes' code itself, so it takes
+    # their operands, which the plain pass takes too), at any row count
     from rocsample import sampling_router as R
-
-    rows = R.NUC_FINISH_ROWS
-    plan = _plan(rows, 32000)
 
     def host(rows):
         return R.Host(np.full(rows, 0.8, np.float32), np.zeros(rows, np.int64),
                       np.full(rows, 0.95, np.float32), np.zeros(rows, np.float32))
-    route = R.route(plan, host(rows))
-    assert route.finish and route.nuc and not (route.hist or route.select or route.strided)
-    got = fake_launches(plan, route)
-    assert [k for k, _g, _b, _a in got] == ["p", "N"]
+    for rows in (1, 8, 256):
+        plan = _plan(rows, 32000)
+        route = R.route(plan, host(rows))
+        assert route.finish and route.nuc and not (route.hist or route.select or route.strided)
+        got = fake_launches(plan, route)
+        assert [k for k, _g, _b, _a in got] == ["p4", "N"]
     plain = fake_launches(plan, R.Route(draw=True, hist=True, select=True, nuc=True))
+    assert [k for k, _g, _b, _a in plain][0] == "p"   # (the row-strided route: two best)
     assert got[1][1:] == next(ln for ln in plain if ln[0] == "n")[1:]
     h = next(ln for ln in plain if ln[0] == "h")[3]
     assert [a for a in got[1][3] if a in ("tm", "pi", "si", "sf", "hist_n", "hist_q", "cand")] \
         == [a for a in h if a in ("tm", "pi", "si", "sf", "hist_n", "hist_q", "cand")]
-    # wider rows, or more: the row-strided passes finish the rows the pass leaves
-    for other in (_plan(rows, R.NUC_FINISH_VOCAB + 4), _plan(rows + 1, 32000)):
-        r = R.route(other, host(other.n_rows))
-        assert r.strided and not r.finish
+    # wider rows: the row-strided passes finish the rows the pass leaves
+    other = _plan(8, R.NUC_FINISH_VOCAB + 4)
+    r = R.route(other, host(other.n_rows))
+    assert r.strided and not r.finish
 
 
 @pytest.mark.parametrize("top_p, min_p, dev, want", [

@@ -56,10 +56,10 @@ if MAX_VOCAB_TOP_P << MASS_BITS >= 1 << 63:  # a module-level invariant, kept un
 
 # Scratch per row: int64 and float64 state columns (``sampling_fast.HS_*`` / ``HF_*``), and per
 # (row, split) the partials of phase 1 and the split winners of the later passes.
-N_SI = 24
+N_SI = 26
 N_SF = 8
 N_PF = 5
-N_PI = 4
+N_PI = 7
 
 STATUS_OK = 0
 STATUS_NO_FINITE = 1

@@ -195,11 +195,13 @@ MODE_GREEDY, MODE_RACE, MODE_TILE, MODE_MINP, MODE_HIST = range(5)
  HS_Z, HS_CKB, HS_QKB, HS_CA) = range(16)
 #: The nucleus pass's columns (top-p-only rows of TOP2 launches): the row's two best tokens by
 #: Gumbel score (-1: none), the approximate integer masses of the row and of the tokens before
-#: each of the two in the filter order, and its decision (NUC_*).
-HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC = range(16, 22)
-#: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), the best
-#: token survives top-p, the best does not and the second does.
-NUC_NONE, NUC_W1, NUC_W2 = range(3)
+#: each of the two in the filter order, and its decision (NUC_*); TOP4 launches also the third
+#: and fourth best (-1 also where phase 1 cannot certify them: ``partials``' top4) and the
+#: masses before them.
+HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC, HS_W3, HS_W4, HS_NS3, HS_NS4 = range(16, 26)
+#: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), else which of
+#: the best tokens is the first to survive top-p.
+NUC_NONE, NUC_W1, NUC_W2, NUC_W3, NUC_W4 = range(5)
 #: float64 row state column (``sf``): the row's log-sum-exp (logprob launches).
 HF_LSE = 0
 #: Bins of the histogram path (per row, by the filter key's distance below the row maximum).
@@ -522,6 +524,48 @@ def make(cuda, load, h):
             s += bs
         return best
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def merge4(a0, a1, a2, a3, b0, b1, b2, b3):
+        # The four largest of two lists of four int64 composites, each sorted largest first
+        # (-1: none), sorted largest first, and the largest of the other four (the fifth): the
+        # elementwise larger of a and b reversed is the four largest (bitonic: falling, then
+        # rising), sorted by two stages of compare-exchange; the elementwise smaller, the rest.
+        t0 = max(a0, b3)
+        t1 = max(a1, b2)
+        t2 = max(a2, b1)
+        t3 = max(a3, b0)
+        d = max(max(min(a0, b3), min(a1, b2)), max(min(a2, b1), min(a3, b0)))
+        t0, t2 = max(t0, t2), min(t0, t2)
+        t1, t3 = max(t1, t3), min(t1, t3)
+        t0, t1 = max(t0, t1), min(t0, t1)
+        t2, t3 = max(t2, t3), min(t2, t3)
+        return t0, t1, t2, t3, d
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def merge_top4(l0, l1, l2, l3, lu, tid, o):
+        # Slot o's four best composites (and bound lu: at least every composite its slots do
+        # not hold) into slot tid's.
+        t0, t1, t2, t3, d = merge4(l0[tid], l1[tid], l2[tid], l3[tid], l0[o], l1[o], l2[o],
+                                   l3[o])
+        l0[tid] = t0
+        l1[tid] = t1
+        l2[tid] = t2
+        l3[tid] = t3
+        lu[tid] = max(max(lu[tid], lu[o]), d)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def fast_bound(a3, lb):
+        # (TOP4) A composite at least that of every token a settled fast pass did not keep:
+        # its third approximate score plus twice the approximation's error (exact(t) <= a3 +
+        # eps for every token t outside the two kept), and the skip bound lb (a skipped token's
+        # exact score is below it). Index 0: every index of that key.
+        u = _I64_M1
+        if a3 > _F32_NINF:
+            u = comp_of(a3 + np.float32(2.0) * (_EPS_ABS + abs(a3) * _EPS_REL), np.int64(0))
+        if lb > _F32_NINF:
+            u = max(u, comp_of(lb, np.int64(0)))
+        return u
+
     WARP = warp_parts(cuda)
 
     if "max" in WARP:
@@ -749,7 +793,7 @@ def make(cuda, load, h):
         # ceil(float64(p) * float64(z)), monotone in z.
         return np.int64(math.ceil(np.float64(p) * np.float64(z)))
 
-    def _partials(DRAW, LP, FAST, TOP2):
+    def _partials(DRAW, LP, FAST, TOP2, TOP4):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
@@ -759,7 +803,8 @@ def make(cuda, load, h):
         QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
-        NG2 = MAX_BLOCK if TOP2 else 1   # the second-best score slots (TOP2)
+        NG2 = MAX_BLOCK if TOP2 and not TOP4 else 1   # the second-best score slots (TOP2)
+        NL4 = MAX_BLOCK if TOP4 else 1   # the four-best lists and their bounds (TOP4)
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
         # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
@@ -950,6 +995,11 @@ def make(cuda, load, h):
             sm_gi = cuda.shared.array(MAX_BLOCK, np.int64)
             sm_g2 = cuda.shared.array(NG2, np.float32)
             sm_gi2 = cuda.shared.array(NG2, np.int64)
+            sm_l0 = cuda.shared.array(NL4, np.int64)
+            sm_l1 = cuda.shared.array(NL4, np.int64)
+            sm_l2 = cuda.shared.array(NL4, np.int64)
+            sm_l3 = cuda.shared.array(NL4, np.int64)
+            sm_lu = cuda.shared.array(NL4, np.int64)
             sm_lm = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_ls = cuda.shared.array(MAX_BLOCK, np.float32)
             sm_dm = cuda.shared.array(NLP, np.float64)
@@ -981,6 +1031,7 @@ def make(cuda, load, h):
             bgi2 = np.int64(n)
             lm = _F32_NINF
             ls = _F32_0
+            ut = _I64_M1   # (TOP4) a composite bound of the tokens the thread did not keep
             bs1 = np.int64(bs)
             if DRAW and race:
                 if FAST:
@@ -1045,6 +1096,8 @@ def make(cuda, load, h):
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again
                     if fast_settled(a2 if TOP2 else a1, a3):
+                        if TOP4:
+                            ut = fast_bound(a3, lb)
                         # (both logits loaded before either score: the second load, behind the
                         # first score's Philox call, was a round trip of its own)
                         ia = np.int64(min(i1, i2))
@@ -1123,6 +1176,21 @@ def make(cuda, load, h):
                     load_round(xr, 0, i, hi, bs1, vals)
                     for u in range(UNROLL):
                         bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
+            if TOP4 and nuc:
+                # the thread's list for the block's four best: its two best as composites (a
+                # token an exact fold put out is below the second), and its bound
+                h1 = _I64_M1
+                h2 = _I64_M1
+                if bgi < np.int64(n):
+                    h1 = comp_of(bg, bgi)
+                if bgi2 < np.int64(n):
+                    h2 = comp_of(bg2, bgi2)
+                    ut = max(ut, h2 - _I64_1)
+                sm_l0[tid] = h1
+                sm_l1[tid] = h2
+                sm_l2[tid] = _I64_M1
+                sm_l3[tid] = _I64_M1
+                sm_lu[tid] = ut
             sm_v[tid] = bv
             sm_i[tid] = bi
             if DRAW:
@@ -1130,7 +1198,7 @@ def make(cuda, load, h):
                     bg = _F32_NINF
                 sm_g[tid] = bg
                 sm_gi[tid] = bgi
-                if TOP2:
+                if TOP2 and not TOP4:
                     if bgi2 == np.int64(n):
                         bg2 = _F32_NINF
                     sm_g2[tid] = bg2
@@ -1149,10 +1217,12 @@ def make(cuda, load, h):
                 if tid < step:
                     o = tid + step
                     merge_max(sm_v, sm_i, tid, o)
-                    if TOP2:
+                    if TOP2 and not TOP4:
                         merge_top2(sm_g, sm_gi, sm_g2, sm_gi2, tid, o)
                     elif DRAW:
                         merge_max(sm_g, sm_gi, tid, o)
+                    if TOP4 and nuc:
+                        merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, o)
                     if LP:
                         sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
                                                              sm_ls[o])
@@ -1166,7 +1236,15 @@ def make(cuda, load, h):
                 if DRAW:
                     pf[row, split, 1] = sm_g[0]
                     pi[row, split, 1] = sm_gi[0]
-                    if TOP2:
+                    if TOP4:
+                        # (slot 1 holds the best; its second to fourth as composites, -1 for
+                        # none, and the bound of every token the block did not keep)
+                        if nuc:
+                            pi[row, split, 3] = sm_l1[0]
+                            pi[row, split, 4] = sm_l2[0]
+                            pi[row, split, 5] = sm_l3[0]
+                            pi[row, split, 6] = sm_lu[0]
+                    elif TOP2:
                         pf[row, split, 4] = sm_g2[0]
                         pi[row, split, 3] = sm_gi2[0]
                 else:
@@ -1204,7 +1282,61 @@ def make(cuda, load, h):
             lse = _F64_NAN
             if LP and sm_ds[0] > _F64_0:
                 lse = sm_dm[0] + math.log(sm_ds[0])
-            if nuc:
+            if nuc and TOP4:
+                # the row's four best scores for the nucleus pass: every split's list folded by
+                # its thread (one read), then the threads' lists by a tree over the first
+                # min(nsplit, bs); the third and fourth only above every bound (see top4)
+                c1 = sm_gi[0]
+                t0 = _I64_M1
+                t1 = _I64_M1
+                t2 = _I64_M1
+                t3 = _I64_M1
+                u = _I64_M1
+                s = tid
+                while s < nsplit:
+                    i1 = pi[row, s, 1]
+                    f1 = pf[row, s, 1]
+                    b1 = pi[row, s, 3]
+                    b2 = pi[row, s, 4]
+                    b3 = pi[row, s, 5]
+                    u = max(u, pi[row, s, 6])
+                    b0 = _I64_M1
+                    if i1 < n:
+                        b0 = comp_of(f1, i1)
+                    t0, t1, t2, t3, d = merge4(t0, t1, t2, t3, b0, b1, b2, b3)
+                    u = max(u, d)
+                    s += bs
+                sm_l0[tid] = t0
+                sm_l1[tid] = t1
+                sm_l2[tid] = t2
+                sm_l3[tid] = t3
+                sm_lu[tid] = u
+                cuda.syncthreads()
+                w = 1
+                while w < nsplit and w < bs:
+                    w *= 2
+                step = w // 2
+                while step > 0:
+                    if tid < step:
+                        merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, tid + step)
+                    cuda.syncthreads()
+                    step //= 2
+                if tid == 0:
+                    u = sm_lu[0]
+                    c2 = sm_l1[0]
+                    c3 = sm_l2[0]
+                    c4 = sm_l3[0]
+                    si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
+                    si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
+                    si[row, HS_W3] = comp_token(c3) if c3 >= _I64_0 and c3 > u else _I64_M1
+                    si[row, HS_W4] = comp_token(c4) if c4 >= _I64_0 and c4 > u else _I64_M1
+                    si[row, HS_NZ] = 0
+                    si[row, HS_NS1] = 0
+                    si[row, HS_NS2] = 0
+                    si[row, HS_NS3] = 0
+                    si[row, HS_NS4] = 0
+                    si[row, HS_NUC] = 0
+            elif nuc:
                 # the row's two best scores for the nucleus pass: the best from the tree, the
                 # second the best below it over every split's two
                 c1 = sm_gi[0]
@@ -1256,12 +1388,20 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False, top2=False):
+    def partials(draw, lp, fast=False, top2=False, top4=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
         # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
-        # pass (rocsample.kernels.sampling_hist)
-        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2))
+        # pass (rocsample.kernels.sampling_hist); top4 (with top2; the routes whose nucleus pass
+        # finishes every row): their four best. Each thread still keeps its two best, plus a
+        # composite bound of the tokens it did not keep (its third approximate score plus twice
+        # the error and its skip bound lb, or its second best less one for what an exact fold
+        # put out); phase 1's tree merges the threads' lists of four with their bounds
+        # (``merge4``: the fifth best joins the bound) and the row's last block those of its
+        # splits. The row's two best are exact as before; its third and fourth count only above
+        # every bound, which a thread holding two of the row's best would raise past them.
+        key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2),
+               bool(draw and top2 and top4))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)

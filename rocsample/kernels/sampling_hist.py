@@ -51,10 +51,12 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    ``_sample_nucleus_finish_kernel`` is the same pass whose last block, for a row it cannot
    decide, runs the two kernels' code below over the whole row itself (``hist_row`` then
    ``select_row`` as one split, in the pass's shared memory): routes whose histogram-path rows
-   are all top-p-only, in batches of at most ``sampling_router.NUC_FINISH_ROWS`` rows of at most
-   ``NUC_FINISH_VOCAB`` logits, launch it alone after phase 1 (``Route.finish``), two launches
-   fewer than the passes below (one block finishing a left row is slow: larger batches meet
-   one too often).
+   are all top-p-only, of rows of at most ``sampling_router.NUC_FINISH_VOCAB`` logits, launch it
+   alone after phase 1 (``Route.finish``), two launches fewer than the passes below. One block
+   finishing a left row is slow (about 145 us at 32000 logits), so there phase 1 keeps four
+   best scores (its TOP4 form: W3, W4 where it can certify them) and this pass takes the first
+   of W1 .. W4 in the nucleus (``nuc_token4``): a row is left about 0.05**4 of the time at top_p
+   0.95 instead of 0.05**2.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
@@ -114,9 +116,8 @@ HIST_MAX_REGISTERS = 64
 SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
-#: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): no cap. Its routes
-#: have at most ``sampling_router.NUC_FINISH_ROWS`` rows, too few blocks for the occupancy a cap
-#: buys, and its rare finish (the histogram and select passes' code) spills under one (H200,
+#: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): no cap. Its routes'
+#: rows are narrow (a grid of about one wave at 256 rows), and its rare finish (the histogram and select passes' code) spills under one (H200,
 #: top_p 0.95 alone, uncapped at 85 registers against capped at 48: 1 x 32000 16.3 against 16.8
 #: us, 8 x 32000 17.2 against 17.8; a row left at 256 x 32000, the route forced: 190 against
 #: 221; bench/results/nvidia-h200-s25-cap-ab.txt).
@@ -1096,6 +1097,36 @@ def make(cuda, load, h, f):
         return z, q1, q2
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def nuc_token4(v, j, inv_t, vllm, kf, fmin, f1, w1, f2, w2, f3, w3, f4, w4, z, q1, q2, q3,
+                   q4):
+        # nuc_token for the four best of a TOP4 launch (int32 indices w1 .. w4; fmin the least
+        # of f1 .. f4: a token below it precedes none, so most tokens take one compare past
+        # the sum).
+        if is_finite(v):
+            fv = filt(v, inv_t, vllm)
+            e = np.float64(amass(fv, kf))
+            z += e
+            if fv >= fmin:
+                jj = np.int32(j)
+                if fv > f1 or (fv == f1 and jj < w1):
+                    q1 += e
+                if fv > f2 or (fv == f2 and jj < w2):
+                    q2 += e
+                if fv > f3 or (fv == f3 and jj < w3):
+                    q3 += e
+                if fv > f4 or (fv == f4 and jj < w4):
+                    q4 += e
+        return z, q1, q2, q3, q4
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def nuc_value(x, row, w, inv_t, vllm):
+        # Token w's filter value, +inf for none (w = -1: no token precedes it).
+        f = _F32_INF
+        if w >= _I64_0:
+            f = filt(load(x, row, w), inv_t, vllm)
+        return f
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def mass_err(q, n):
         # A bound of |exact - approximate| for a sum q of at most n amass terms (NUC_REL
         # relative each, inflated for the exact sum being larger, plus two units a term).
@@ -1119,6 +1150,7 @@ def make(cuda, load, h, f):
         # select_row over the whole row), for routes that then launch neither pass
         # (``sampling_router.Route.finish``). Both take the histogram kernel's operands.
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
+        N4 = _MAX_BLOCK if FINISH else 1   # the third and fourth best's sums (phase 1's TOP4)
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "nucleus_finish" if FINISH else "nucleus",
@@ -1134,6 +1166,8 @@ def make(cuda, load, h, f):
             sz = cuda.shared.array(_MAX_BLOCK, np.int64)
             s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
             s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
+            s3 = cuda.shared.array(N4, np.int64)
+            s4 = cuda.shared.array(N4, np.int64)
             flag = cuda.shared.array(1, np.int32)
             shc = cuda.shared.array(NH, np.int32)
             shm = cuda.shared.array(NH, np.int64)
@@ -1145,6 +1179,11 @@ def make(cuda, load, h, f):
             # the two tokens of phase 1 (loaded with the row's state, before the branches)
             w1 = si[row, F.HS_W1]
             w2 = si[row, F.HS_W2]
+            w3 = _I64_M1
+            w4 = _I64_M1
+            if FINISH:
+                w3 = si[row, F.HS_W3]
+                w4 = si[row, F.HS_W4]
             if mode != F.MODE_HIST or not row_nuc(k, mp, n):
                 return
             if done:
@@ -1154,12 +1193,24 @@ def make(cuda, load, h, f):
             # and 0.0 are one key, as in order_key); no second token: +inf at index -1, which
             # none precedes
             f1 = filt(load(x, row, w1), inv_t, is_vllm)
-            f2 = _F32_INF
-            if w2 >= _I64_0:
-                f2 = filt(load(x, row, w2), inv_t, is_vllm)
+            f2 = nuc_value(x, row, w2, inv_t, is_vllm)
             z = _F64_0
             q1 = _F64_0
             q2 = _F64_0
+            q3 = _F64_0
+            q4 = _F64_0
+            # (the finishing form: phase 1's TOP4 launch left four)
+            f3 = _F32_INF
+            f4 = _F32_INF
+            fmin = f1
+            if FINISH:
+                f3 = nuc_value(x, row, w3, inv_t, is_vllm)
+                f4 = nuc_value(x, row, w4, inv_t, is_vllm)
+                fmin = min(min(f1, f2), min(f3, f4))
+            v1 = np.int32(w1)
+            v2 = np.int32(w2)
+            v3 = np.int32(w3)
+            v4 = np.int32(w4)
             bsw = np.int64(bs)
             i = lo + np.int64(tid)
             vals = cuda.local.array(_NUC_UNROLL, np.float32)
@@ -1172,17 +1223,30 @@ def make(cuda, load, h, f):
                 for u in range(_NUC_UNROLL):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
                 for u in range(_NUC_UNROLL):
-                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
-                                          w1, f2, w2, z, q1, q2)
+                    if FINISH:
+                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
+                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
+                                                       f4, v4, z, q1, q2, q3, q4)
+                    else:
+                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
+                                              f1, w1, f2, w2, z, q1, q2)
                 i += span
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
                 for u in range(_NUC_UNROLL):
-                    z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf, f1,
-                                          w1, f2, w2, z, q1, q2)
+                    if FINISH:
+                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
+                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
+                                                       f4, v4, z, q1, q2, q3, q4)
+                    else:
+                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
+                                              f1, w1, f2, w2, z, q1, q2)
             sz[tid] = np.int64(z * _AM_SCALE)
             s1[tid] = np.int64(q1 * _AM_SCALE)
             s2[tid] = np.int64(q2 * _AM_SCALE)
+            if FINISH:
+                s3[tid] = np.int64(q3 * _AM_SCALE)
+                s4[tid] = np.int64(q4 * _AM_SCALE)
             cuda.syncthreads()
             step = bs // 2
             while step > 0:
@@ -1190,12 +1254,18 @@ def make(cuda, load, h, f):
                     sz[tid] += sz[tid + step]
                     s1[tid] += s1[tid + step]
                     s2[tid] += s2[tid + step]
+                    if FINISH:
+                        s3[tid] += s3[tid + step]
+                        s4[tid] += s4[tid + step]
                 cuda.syncthreads()
                 step //= 2
             if tid == 0:
                 atomic_add(si, (row, F.HS_NZ), sz[0])
                 atomic_add(si, (row, F.HS_NS1), s1[0])
                 atomic_add(si, (row, F.HS_NS2), s2[0])
+                if FINISH:
+                    atomic_add(si, (row, F.HS_NS3), s3[0])
+                    atomic_add(si, (row, F.HS_NS4), s4[0])
             if not last_block(ctr, row, nsplit, tid, flag):
                 return
             if tid == 0:
@@ -1206,14 +1276,25 @@ def make(cuda, load, h, f):
                 thi = topp_target(p, zq + ez)
                 tok = _I64_M1
                 how = F.NUC_NONE
-                v1 = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
-                if v1 == 1:
+                # the first of the best that survives, while each before it surely does not
+                v = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
+                if v == 1:
                     tok = w1
                     how = F.NUC_W1
-                elif v1 == -1 and w2 >= _I64_0:
-                    if nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi) == 1:
+                if v == -1 and w2 >= _I64_0:
+                    v = nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi)
+                    if v == 1:
                         tok = w2
                         how = F.NUC_W2
+                if FINISH and v == -1 and w3 >= _I64_0:
+                    v = nuc_verdict(si[row, F.HS_NS3], nn, tlo, thi)
+                    if v == 1:
+                        tok = w3
+                        how = F.NUC_W3
+                if FINISH and v == -1 and w4 >= _I64_0:
+                    if nuc_verdict(si[row, F.HS_NS4], nn, tlo, thi) == 1:
+                        tok = w4
+                        how = F.NUC_W4
                 si[row, F.HS_NUC] = how
                 nsv[0] = 1
                 if tok >= _I64_0:

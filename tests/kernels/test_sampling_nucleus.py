@@ -1,7 +1,8 @@
 """The nucleus pass (top-p-only rows of host-parameter calls) against the reference: phase 1's
-TOP2 variant draws the row's two best Gumbel scores, the nucleus pass sums approximate masses
-before each and decides whether one survives top-p (``sampling_hist._sample_nucleus_kernel``);
-rows it cannot decide (neither survives, or the bounds straddle the target) finish through the
+TOP2 variant draws the row's two best Gumbel scores (four on the finishing route: its TOP4
+form), the nucleus pass sums approximate masses before each and decides whether one survives
+top-p (``sampling_hist._sample_nucleus_kernel``);
+rows it cannot decide (none survives, or the bounds straddle the target) finish through the
 histogram path: its row-strided passes (calls with a ``geometry``), or the pass's finishing form,
 whose last block runs that path over the row itself (``Route.finish``, every other call here,
 at any width). Each decision is reached on purpose here and read back from the row state
@@ -46,7 +47,6 @@ def _nucleus_on(monkeypatch):
     monkeypatch.setattr(router, "NUCLEUS", True)
     # (_call sets the finishing route's vocabulary bound per call; restored here)
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", router.NUC_FINISH_VOCAB)
-    monkeypatch.setattr(router, "NUC_FINISH_ROWS", 1 << 30)
     monkeypatch.setattr(rs, "_PLANS", {})
 
 
@@ -80,23 +80,39 @@ def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=Non
 def _crafted(vocab, chunk, seed, position, rank):
     """A row (llama order) whose nucleus is token j alone for any top_p (logit 40, every other
     0: mass 0) and its temperature, set so that j's score ranks ``rank`` (0: best) among the
-    row's scores (the others' are their noise alone): rank 0 -> the pass takes the best
-    (NUC_W1), 1 -> the second (NUC_W2), 2 -> neither survives (the histogram path). j lies in
-    the split (``chunk`` tokens each) of the token with the best noise: phase 1's block merges
-    of the two best scores meet both."""
+    row's scores (the others' are their noise alone): rank r -> the pass takes the r-th best
+    (NUC_W1 .. NUC_W4: ranks 2 and 3 on the finishing route only, see :func:`_certified`),
+    else none of them survives (the histogram path). j lies in the split (``chunk`` tokens
+    each) of the token with the best noise: phase 1's block merges meet both. Also returns the
+    tokens ranked above j."""
     g = philox.token_gumbel(np.uint64(seed), np.uint64(position),
                             np.arange(vocab, dtype=np.int64)).astype(np.float64)
     order = np.argsort(-g, kind="stable")
     lo = order[0] // chunk * chunk
     j = lo + int(np.argmin(g[lo:lo + chunk]))   # the split's lowest noise
-    top = g[order[:3]]
-    # (rank 1 just above the second noise: a bound of the block's best rather than its second
-    # best, which the fast pass must not use, would skip j)
-    want = {0: top[0] + 1.0, 1: top[1] + 0.1 * (top[0] - top[1]),
-            2: (top[1] + top[2]) / 2}[rank]
+    top = g[order[:rank + 1]]
+    # (just above the rank-th noise: a bound of the block's best rather than its second best,
+    # which the fast pass must not use, would skip j)
+    want = top[0] + 1.0 if rank == 0 else top[rank] + 0.1 * (top[rank - 1] - top[rank])
     row = np.zeros(vocab, np.float32)
     row[j] = 40.0
-    return row, j, np.float32(40.0 / (want - g[j]))
+    return row, j, np.float32(40.0 / (want - g[j])), [int(i) for i in order[:rank]]
+
+
+def _certified(above, vocab, chunk, block):
+    """Whether phase 1's TOP4 form certifies the token ranked after the tokens ``above`` (a third
+    or fourth best): no thread of its drawing launch holds two of them. A thread keeps its two best
+    only, so a thread holding two leaves its others' ranks unknown. Quads 4c .. 4c + 3 of a
+    split go to thread c - qa mod block (qa the split's first whole quad), a partial first quad
+    to thread 0, a partial last quad to the last thread."""
+    held = set()
+    for i in above:
+        s = i // chunk
+        lo, hi = s * chunk, min(s * chunk + chunk, vocab)
+        qa, qb = (lo + 3) // 4, hi // 4
+        t = 0 if i < 4 * qa else block - 1 if i >= 4 * qb else (i // 4 - qa) % block
+        held.add((s, t))
+    return len(held) == len(above)
 
 
 #: the row-strided histogram and select passes: one grid row of blocks for every fourth row
@@ -114,23 +130,32 @@ def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geome
     # its partial first quads folded after the pass); geometry: the rows the pass leaves
     # finished by the row-strided passes
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
-    ranks = [0, 1, 2, 1] * 3   # (several second-best rows: the merges meet them both ways)
+    ranks = [0, 1, 2, 3, 4, 1] * 2   # (two of each: the merges meet them both ways)
     rows = len(ranks)
-    chunk = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
-                       _splits=shape["splits"]).plan.chunk_draw
+    plan = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
+                      _splits=shape["splits"]).plan
+    chunk = plan.chunk_draw
     seed = np.arange(101, 101 + rows, dtype=np.uint64)
     lg = np.empty((rows, vocab), np.float32)
     temp = np.empty(rows, np.float32)
     nucleus = []
+    want = []
     for r in range(rows):
-        lg[r], j, temp[r] = _crafted(vocab, chunk, seed[r], 7, ranks[r])
+        lg[r], j, temp[r], above = _crafted(vocab, chunk, seed[r], 7, ranks[r])
         nucleus.append(j)
+        # (four best on the finishing route, phase 1's TOP4 launch; two on the row-strided one)
+        decided = ranks[r] < 2 or (not geometry and ranks[r] < 4
+                                   and _certified(above, vocab, chunk, plan.block))
+        want.append((KF.NUC_W1, KF.NUC_W2, KF.NUC_W3, KF.NUC_W4)[ranks[r]] if decided
+                    else KF.NUC_NONE)
     params = dict(temperature=temp, top_p=0.9)
     tok, lps, how = _call(backend, shape, lg, lp=lp, seed=seed, position=7, geometry=geometry,
                           **params)
     got = compare(backend, lg, tok, lps, seed=seed, position=7, **params)
     assert [int(t) for t in got] == nucleus            # the nucleus' one token, every row
-    assert list(how) == [(KF.NUC_W1, KF.NUC_W2, KF.NUC_NONE)[r] for r in ranks]
+    assert list(how) == want
+    if not geometry:
+        assert KF.NUC_W3 in want and KF.NUC_W4 in want   # (the seeds reach both)
 
 
 @pytest.mark.parametrize("geometry", [dict(rows_fin=1), None], ids=["strided", "finish"])

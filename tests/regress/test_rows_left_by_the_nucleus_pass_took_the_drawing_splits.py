@@ -9,9 +9,9 @@ rows off the nucleus pass altogether, for the same reason. Those passes read not
 of phase 1 for top-p-only rows, so routes whose histogram-path rows are all top-p-only now
 launch them row-strided (``Route.strided``: ``splits_fin`` splits of about 2048 logits by
 ``rows_fin`` block rows), 381.0 us at 256 x 262144 (BENCHMARKS, "The runs of a15dc10 and
-7704995"). Batches of at most ``NUC_FINISH_ROWS`` rows of at most ``NUC_FINISH_VOCAB`` logits
-now finish those rows in the nucleus pass itself (``Route.finish``, no histogram or select
-launch; tests/test_sampling_plan_splits.py). The kernels' side (the rows' tokens through the
+7704995"). Batches of rows of at most ``NUC_FINISH_VOCAB`` logits now finish those rows in the
+nucleus pass itself (``Route.finish``, no histogram or select launch, phase 1 keeping four best
+scores; tests/test_sampling_plan_splits.py). The kernels' side (the rows' tokens through the
 row-strided launches) is tests/kernels/test_sampling_nucleus.py; this checks the plan and the
 routes, on every backend.
 """
@@ -40,10 +40,10 @@ def _launches(plan, route):
 def test_top_p_only_batches_finish_left_rows_in_short_splits(rows, vocab):
     plan = _plan(rows, vocab)
     r = R.route(plan, _host(rows))
-    if rows <= R.NUC_FINISH_ROWS and vocab <= R.NUC_FINISH_VOCAB:   # (1 x 32000)
+    if vocab <= R.NUC_FINISH_VOCAB:   # (1 x 32000, 256 x 32000)
         assert r.nuc and r.finish and not (r.hist or r.select or r.strided)
         return
-    assert r.nuc and r.strided   # (256 x 32000: one drawing split a row, the pass all the same)
+    assert r.nuc and r.strided
     got = _launches(plan, r)
     for kernel, counters in (("h", "f2"), ("s", "f3")):
         grid, args = got[kernel]

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The twenty-sixth session's A/B and gate (carry .whl/numpy*.whl and .alt/3d45059, made by `git
-# archive 3d45059 rocsample | tar -x -C .alt/3d45059`; <= 590 s): kprofile's graph-timed top_p
-# alone at the twelve shapes, this tree (phase 1 leaves a top-p-only row's four best scores,
-# NUC_M) against 3d45059's (two), each with its own numba cache, alternating twice; this tree
+# The twenty-sixth session's A/B and gate, run from a checkout of bf4e350 (`git worktree add
+# /tmp/m4 bf4e350`; 9b880fb reverted its device code) with .whl and .alt/3d45059 (made by `git
+# archive 3d45059 rocsample | tar -x -C .alt/3d45059`) carried; <= 590 s: kprofile's
+# graph-timed top_p alone at the twelve shapes, that tree (phase 1 leaves a top-p-only row's
+# four best scores, NUC_M) against 3d45059's (two), each with its own numba cache, alternating
+# twice; that tree
 # also with the finishing route at every row count (ROCSAMPLE_NUC_FINISH_ROWS=1000000: at 64
 # and 256 rows, where the default bound of 8 takes the row-strided passes). Then the device
 # gate (GLIM, default 300 s).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The twenty-sixth session's per-kernel split (carry .whl/numpy*.whl and .alt/3d45059; <= 400
-# s): ncu's gpu__time_duration of each kernel of top_p alone (kprofile.py --topp_alone, clocks
-# left alone), this tree against 3d45059's, each with its own numba cache.
+# The twenty-sixth session's per-kernel split, run from a checkout of bf4e350 as s26_ab.sh (carry
+# .whl and .alt/3d45059; <= 400 s): ncu's gpu__time_duration of each kernel of top_p alone
+# (kprofile.py --topp_alone, clocks left alone), that tree against 3d45059's, each with its own
+# numba cache.
 # Output: $OUT/ncu-{new,base}.csv, $OUT/prof.txt ("VARIANT MARK/kernel grid block us")
 set -u
 source tools/gpu/env.sh
