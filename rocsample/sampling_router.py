@@ -25,8 +25,9 @@ large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the 
 select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
 finishes most of them; where they are the only histogram-path rows and a row has at most
-:data:`NUC_FINISH_VOCAB` logits, phase 1 keeps four best scores and the pass's finishing form
-finishes the rest too, and neither pass is launched: ``Route.finish``); with a
+:data:`NUC_FINISH_VOCAB` logits, phase 1 keeps four best scores (two in batches of at most
+:data:`NUC_FINISH_TOP2_ROWS`) and the pass's finishing form finishes the rest too, and neither
+pass is launched: ``Route.finish``); with a
 device parameter array all of them but the nucleus pass, each row deciding on the device by the
 same rule.
 """
@@ -82,13 +83,21 @@ NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
 #: graph-timed, bench/results/nvidia-h200-d0eed4d-variants.txt).
 _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
 #: Widest rows whose nucleus routes finish every row in the nucleus pass (``Route.finish``):
-#: phase 1 keeps four best scores of each top-p-only row (its TOP4 form), a row the pass's
-#: bounds still leave (about 0.05**4 of rows at top_p 0.95) is finished by the row's last block
+#: phase 1 keeps four best scores of each top-p-only row (its TOP4 form; two up to
+#: NUC_FINISH_TOP2_ROWS rows), a row the pass's bounds still leave (about 0.05**4 of rows at
+#: top_p 0.95 with four, 0.05**2 with two) is finished by the row's last block
 #: alone, by the histogram and select passes' code over the whole row (``sampling_hist.
 #: _sample_nucleus_finish_kernel``), and neither pass is launched: two launches fewer every
 #: call. One block finishing a left row costs about 145 us at 32000 logits (H200), five times as
 #: much at 151936, hence the bound. ``ROCSAMPLE_NUC_FINISH_VOCAB`` (0: never; timings).
 NUC_FINISH_VOCAB = int(os.environ.get("ROCSAMPLE_NUC_FINISH_VOCAB") or 32768)
+#: Most rows whose finishing route keeps phase 1's TOP2 form (two best scores a row; more rows:
+#: the TOP4 form, ``Route.top4``). The TOP4 form's merges cost a fixed 2-2.6 us (H200, top_p
+#: 0.95 alone, kprofile graph-timed: 1 x 32000 16.4 -> 18.4 us, 8 x 32000 17.3 -> 19.9) against
+#: about 145 us for each row two best scores leave, 0.1-0.4% of rows at top_p 0.95: less on
+#: average up to about 8 rows; at 64 x 32000 35.2 -> 32.4, 256 x 32000 105.5 -> 76.1
+#: (bench/results/nvidia-h200-s26-top4-ab.txt). ``ROCSAMPLE_NUC_FINISH_TOP2_ROWS`` (timings).
+NUC_FINISH_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_TOP2_ROWS") or 8)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -181,6 +190,9 @@ class Route:
     # pass finishes every row (its finishing form), and neither the histogram nor the select
     # pass is launched
     finish: bool = False
+    # (finish) phase 1 keeps four best scores of each top-p-only row (its TOP4 form): more than
+    # NUC_FINISH_TOP2_ROWS rows
+    top4: bool = False
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -213,7 +225,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
-                     finish=True)
+                     finish=True, top4=plan.n_rows > NUC_FINISH_TOP2_ROWS)
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm, large=large and tile, nuc=nuc, strided=strided)
@@ -352,7 +364,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     c1, c2, c3 = o.counts[1 if r.draw else 0]
     # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
     fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
-    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.finish), (S, n), B,
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status, o.cflag)))

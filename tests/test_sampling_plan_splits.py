@@ -139,20 +139,23 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
 
 
 def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
-    # Route.finish: phase 1's TOP4 form ("p4": the four best scores) and the nucleus pass's
-    # finishing form alone (it runs the histogram and select passes' code itself, so it takes
-    # their operands, which the plain pass takes too), at any row count
+    # Route.finish: phase 1 (its TOP4 form "p4", the four best scores, above
+    # NUC_FINISH_TOP2_ROWS rows) and the nucleus pass's finishing form alone (it runs the
+    # histogram and select passes' code itself, so it takes their operands, which the plain
+    # pass takes too), at any row count
     from rocsample import sampling_router as R
 
     def host(rows):
         return R.Host(np.full(rows, 0.8, np.float32), np.zeros(rows, np.int64),
                       np.full(rows, 0.95, np.float32), np.zeros(rows, np.float32))
-    for rows in (1, 8, 256):
+    for rows in (1, R.NUC_FINISH_TOP2_ROWS, R.NUC_FINISH_TOP2_ROWS + 1, 256):
         plan = _plan(rows, 32000)
         route = R.route(plan, host(rows))
         assert route.finish and route.nuc and not (route.hist or route.select or route.strided)
         got = fake_launches(plan, route)
-        assert [k for k, _g, _b, _a in got] == ["p4", "N"]
+        # (phase 1's TOP2 form up to NUC_FINISH_TOP2_ROWS rows, its TOP4 form above)
+        p1 = "p4" if rows > R.NUC_FINISH_TOP2_ROWS else "p"
+        assert [k for k, _g, _b, _a in got] == [p1, "N"] and route.top4 == (p1 == "p4")
     plain = fake_launches(plan, R.Route(draw=True, hist=True, select=True, nuc=True))
     assert [k for k, _g, _b, _a in plain][0] == "p"   # (the row-strided route: two best)
     assert got[1][1:] == next(ln for ln in plain if ln[0] == "n")[1:]

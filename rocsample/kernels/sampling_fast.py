@@ -1338,7 +1338,8 @@ def make(cuda, load, h):
                     si[row, HS_NUC] = 0
             elif nuc:
                 # the row's two best scores for the nucleus pass: the best from the tree, the
-                # second the best below it over every split's two
+                # second the best below it over every split's two (no third or fourth: the
+                # finishing form reads them)
                 c1 = sm_gi[0]
                 cuda.syncthreads()
                 c2 = second_best(pf, pi, row, n, nsplit, c1, tid)
@@ -1346,6 +1347,8 @@ def make(cuda, load, h):
                 if tid == 0:
                     si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
                     si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
+                    si[row, HS_W3] = _I64_M1
+                    si[row, HS_W4] = _I64_M1
                     si[row, HS_NZ] = 0
                     si[row, HS_NS1] = 0
                     si[row, HS_NS2] = 0

@@ -54,9 +54,10 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    are all top-p-only, of rows of at most ``sampling_router.NUC_FINISH_VOCAB`` logits, launch it
    alone after phase 1 (``Route.finish``), two launches fewer than the passes below. One block
    finishing a left row is slow (about 145 us at 32000 logits), so there phase 1 keeps four
-   best scores (its TOP4 form: W3, W4 where it can certify them) and this pass takes the first
-   of W1 .. W4 in the nucleus (``nuc_token4``): a row is left about 0.05**4 of the time at top_p
-   0.95 instead of 0.05**2.
+   best scores in batches of more than ``sampling_router.NUC_FINISH_TOP2_ROWS`` rows (its TOP4
+   form: W3, W4 where it can certify them; its TOP2 form sets them to -1) and this pass takes
+   the first of W1 .. W4 in the nucleus (``nuc_token4``): a row is left about 0.05**4 of the
+   time at top_p 0.95 instead of 0.05**2.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every

@@ -122,13 +122,22 @@ _STRIDED = dict(fin=2, rows_fin=4)
 
 @pytest.mark.parametrize("lp,long,geometry", [(False, False, None), (True, False, None),
                                               (False, True, None), (True, True, None),
-                                              (False, False, _STRIDED), (True, True, _STRIDED)],
+                                              (False, False, _STRIDED), (True, True, _STRIDED),
+                                              (False, True, "top2")],
                          ids=["tokens", "logprobs", "fast-pass", "fast-pass-logprobs",
-                              "strided", "fast-pass-logprobs-strided"])
-def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geometry):
-    # long: rows for phase 1's fast pass on the simulator (its TOP2 form's bound and merges,
-    # its partial first quads folded after the pass); geometry: the rows the pass leaves
-    # finished by the row-strided passes
+                              "strided", "fast-pass-logprobs-strided", "finish-top2"])
+def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geometry,
+                                                 monkeypatch):
+    # long: rows for phase 1's fast pass on the simulator (its TOP2 and TOP4 forms' bounds and
+    # merges, its partial first quads folded after the pass); geometry: the rows the pass
+    # leaves finished by the row-strided passes, or "top2": by the finishing route after phase
+    # 1's TOP2 form (at most NUC_FINISH_TOP2_ROWS rows; the 12 here take its TOP4 form
+    # otherwise). Its call follows the TOP4 calls on the same stream's scratch: phase 1 must
+    # clear the third and fourth the finishing form reads.
+    top2 = geometry == "top2"
+    if top2:
+        monkeypatch.setattr(router, "NUC_FINISH_TOP2_ROWS", 1 << 30)
+        geometry = None
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     ranks = [0, 1, 2, 3, 4, 1] * 2   # (two of each: the merges meet them both ways)
     rows = len(ranks)
@@ -144,7 +153,7 @@ def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geome
         lg[r], j, temp[r], above = _crafted(vocab, chunk, seed[r], 7, ranks[r])
         nucleus.append(j)
         # (four best on the finishing route, phase 1's TOP4 launch; two on the row-strided one)
-        decided = ranks[r] < 2 or (not geometry and ranks[r] < 4
+        decided = ranks[r] < 2 or (not (geometry or top2) and ranks[r] < 4
                                    and _certified(above, vocab, chunk, plan.block))
         want.append((KF.NUC_W1, KF.NUC_W2, KF.NUC_W3, KF.NUC_W4)[ranks[r]] if decided
                     else KF.NUC_NONE)
@@ -154,7 +163,7 @@ def test_each_decision_gives_the_reference_token(backend, shape, lp, long, geome
     got = compare(backend, lg, tok, lps, seed=seed, position=7, **params)
     assert [int(t) for t in got] == nucleus            # the nucleus' one token, every row
     assert list(how) == want
-    if not geometry:
+    if not (geometry or top2):
         assert KF.NUC_W3 in want and KF.NUC_W4 in want   # (the seeds reach both)
 
 
