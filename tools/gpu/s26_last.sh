@@ -11,13 +11,8 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 rev_tree 3d45059
 S=${S:-1x32000,8x32000,64x32000,256x32000}
-for v in new base; do
-  ( kp_tree 200 $v --topp_alone --shapes 1x32000,64x32000 > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &
-done
-wait
-echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
-kp_tree 60 new --graph --topp_alone --shapes "$S" 2>&1 | graph_lines new
-kp_tree 60 base --graph --topp_alone --shapes "$S" 2>&1 | graph_lines base
+kp_warm --topp_alone --shapes 1x32000,64x32000
+kp_ab 60 topp_alone "$S"
 echo "-- A/B at $((SECONDS - T0)) s"
 NUMBA_CACHE_DIR=/tmp/nc-new run_gate "${GLIM:-300}"
 echo "== done at $((SECONDS - T0)) s"

@@ -10,11 +10,7 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 rev_tree 3d45059
 S=${S:-1x32000,64x32000,256x32000,1x151936,64x151936}
-for v in new base; do
-  ( kp_tree 200 $v --topp_alone --shapes "$S" > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &
-done
-wait
-echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
+kp_warm --topp_alone --shapes "$S"
 for v in new base; do
   if [ $v = new ]; then pp=$PYTHONPATH; kp=tools/gpu/kprofile.py; else pp=$BASE_PYTHONPATH; kp=/tmp/base/tools/gpu/kprofile.py; fi
   timeout 150 env PYTHONPATH="$pp" NUMBA_CACHE_DIR=/tmp/nc-$v ncu --clock-control none --csv \

@@ -14,14 +14,9 @@ T0=$SECONDS
 banner
 rev_tree 3d45059
 S=${S:-1x32000,8x32000,64x32000,256x32000,1x151936,8x151936,64x151936,256x151936,1x262144,8x262144,64x262144,256x262144}
-for v in new base; do
-  ( kp_tree 200 $v --topp_alone --shapes 1x32000 > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &
-done
-wait
-echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-*.log
+kp_warm --topp_alone --shapes 1x32000
 for pass in ${PASSES:-1}; do
-  kp_tree 80 new --graph --topp_alone --shapes "$S" 2>&1 | graph_lines new
-  kp_tree 80 base --graph --topp_alone --shapes "$S" 2>&1 | graph_lines base
+  kp_ab 80 topp_alone "$S"
   echo "-- pass $pass at $((SECONDS - T0)) s"
 done
 NUMBA_CACHE_DIR=/tmp/nc-new run_gate "${GLIM:-285}"

@@ -25,6 +25,10 @@
 #                        BASE_PYTHONPATH
 #   kp_tree LIMIT new|base ARGS  tools/gpu/kprofile.py ARGS under LIMIT in this tree or rev_tree's
 #                        /tmp/base, each with its own numba cache (/tmp/nc-new, /tmp/nc-base)
+#   kp_warm ARGS         kp_tree 200 new|base ARGS in parallel (numba's disk caches), then
+#                        their last lines
+#   kp_ab LIMIT MODE SHAPES  kp_tree LIMIT new, then base: --graph --MODE --shapes SHAPES, each
+#                        through graph_lines (VARIANT new / base)
 #   greedy_bench [LIMIT] bench/test_sampling.py's greedy at the twelve shapes with torch.argmax
 #                        beside it, graph-timed -> greedy.json, greedy.log (prints its table)
 #   sanitizers           compute-sanitizer memcheck, racecheck and synccheck over pytest with the
@@ -123,6 +127,22 @@ kp_tree() {
     base) timeout "$lim" env PYTHONPATH="$BASE_PYTHONPATH" NUMBA_CACHE_DIR=/tmp/nc-base \
         python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
   esac
+}
+
+kp_warm() {
+  local v
+  for v in new base; do
+    ( kp_tree 200 $v "$@" > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &
+  done
+  wait
+  echo "== compiled at $((SECONDS - T0)) s"; tail -qn1 /tmp/warm-new.log /tmp/warm-base.log
+}
+
+kp_ab() {
+  local lim=$1 mode=$2 shapes=$3 v
+  for v in new base; do
+    kp_tree "$lim" $v --graph "--$mode" --shapes "$shapes" 2>&1 | graph_lines $v
+  done
 }
 
 decode_loop() {
