@@ -118,10 +118,11 @@ SELECT_MAX_REGISTERS = 48
 #: The MINP-only kernel: a stream with a rare draw, at 8 blocks of 256 threads an SM.
 MINP_MAX_REGISTERS = 32
 #: The nucleus pass's finishing form (``_sample_nucleus_finish_kernel``): no cap. Its routes'
-#: rows are narrow (a grid of about one wave at 256 rows), and its rare finish (the histogram and select passes' code) spills under one (H200,
-#: top_p 0.95 alone, uncapped at 85 registers against capped at 48: 1 x 32000 16.3 against 16.8
-#: us, 8 x 32000 17.2 against 17.8; a row left at 256 x 32000, the route forced: 190 against
-#: 221; bench/results/nvidia-h200-s25-cap-ab.txt).
+#: rows are narrow (about one wave of blocks at 256 x 32000), and its rare finish (the histogram
+#: and select passes' code) spills under one (H200, top_p 0.95 alone, uncapped at 85 registers
+#: against capped at 48: 1 x 32000 16.3 against 16.8 us, 8 x 32000 17.2 against 17.8; a row
+#: left at 256 x 32000, the route forced: 190 against 221;
+#: bench/results/nvidia-h200-s25-cap-ab.txt).
 NUC_FINISH_MAX_REGISTERS = None
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
 #: stream: their own, unpredicated but in the last round).
@@ -1200,7 +1201,7 @@ def make(cuda, load, h, f):
             q2 = _F64_0
             q3 = _F64_0
             q4 = _F64_0
-            # (the finishing form: phase 1's TOP4 launch left four)
+            # (the finishing form: phase 1 left up to four, its TOP2 form W3 = W4 = -1)
             f3 = _F32_INF
             f4 = _F32_INF
             fmin = f1
