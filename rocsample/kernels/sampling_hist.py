@@ -83,7 +83,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE, register_cap
+from rocsample.kernels import JIT_CACHE, _numba_cuda, register_cap
 from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
     _F32_0,
@@ -1153,6 +1153,10 @@ def make(cuda, load, h, f):
         # (``sampling_router.Route.finish``). Both take the histogram kernel's operands.
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
         N4 = _MAX_BLOCK if FINISH else 1   # the third and fourth best's sums (phase 1's TOP4)
+        # loads a round: the finishing form's four sums off numba-cuda take half (numba-hip's
+        # gfx1151 code of its float16 form kept the round's array in a 552-byte private segment
+        # at 8, which the AMD offline gate refuses; the tokens and sums are the same either way)
+        NU = _NUC_UNROLL if not FINISH or _numba_cuda(cuda) else _NUC_UNROLL // 2
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "nucleus_finish" if FINISH else "nucleus",
@@ -1215,16 +1219,16 @@ def make(cuda, load, h, f):
             v4 = np.int32(w4)
             bsw = np.int64(bs)
             i = lo + np.int64(tid)
-            vals = cuda.local.array(_NUC_UNROLL, np.float32)
+            vals = cuda.local.array(NU, np.float32)
             # the row as a one-row view (no row-stride multiply a load); whole rounds without a
             # bounds test, then one predicated round (NaN past the end is skipped like any NaN)
             xr = x[row:row + 1]
-            span = bsw * np.int64(_NUC_UNROLL)
+            span = bsw * np.int64(NU)
             last = span - bsw
             while i + last < hi:
-                for u in range(_NUC_UNROLL):
+                for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-                for u in range(_NUC_UNROLL):
+                for u in range(NU):
                     if FINISH:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
@@ -1235,7 +1239,7 @@ def make(cuda, load, h, f):
                 i += span
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
-                for u in range(_NUC_UNROLL):
+                for u in range(NU):
                     if FINISH:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,

@@ -1,0 +1,41 @@
+"""Regression: the nucleus pass's finishing form used scratch memory on gfx1151.
+
+What broke (5bb5ff9, found by ``make test``'s AMD offline gate): the finishing form
+(``sampling_hist._sample_nucleus_finish_kernel``) began summing the masses before four tokens
+instead of two (``nuc_token4``, phase 1's TOP4 form). numba-hip's gfx1151 code of its float16
+form then kept the stream's round of eight loads in a 552-byte private segment (scratch), which
+the gate refuses; the float32 and bfloat16 forms and gfx942 were clean, and numba-cuda's sm_90
+code had no spill. Off numba-cuda the finishing form now streams four loads a round (the same
+tokens in the same order, so the same sums).
+
+This compiles the finishing form's recorded signatures (every logits type) for gfx1151 and
+gfx942 and requires no scratch; it runs in the offline AMD toolchain's environment (``make
+check-amd-offline``, a step of ``make test``) and says so where numba-hip is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from tests.regress.test_float16_logits_unsupported_by_numba_hip import ROOT, _amd_toolchain
+
+
+@pytest.mark.parametrize("arch", ["gfx1151", "gfx942"])
+def test_the_finishing_form_compiles_without_scratch(arch):
+    cc = _amd_toolchain()
+    if cc is None:
+        pytest.skip("cpu-only: needs the offline AMD toolchain; make check-amd-offline runs it")
+    sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
+    assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
+    recs = [r for r in json.loads(sigs.read_text())
+            if r["kernel"].endswith("hist._sample_nucleus_finish_kernel")]
+    assert {r["kernel"].split(".")[0] for r in recs} >= {"f16", "bf16", "float"}, recs
+    failed = {}
+    for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2)):
+        if res["error"] or res["problems"]:
+            failed[cc.label(rec)] = res["error"] or res["problems"]
+    assert not failed, failed
