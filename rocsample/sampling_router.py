@@ -27,9 +27,8 @@ host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows 
 finishes most of them; where they are the only histogram-path rows and a row has at most
 :data:`NUC_FINISH_VOCAB` logits, phase 1 keeps four best scores (two in batches of at most
 :data:`NUC_FINISH_TOP2_ROWS`) and the pass's finishing form finishes the rest too, and neither
-pass is launched: ``Route.finish``); with a
-device parameter array all of them but the nucleus pass, each row deciding on the device by the
-same rule.
+pass is launched: ``Route.finish``); with a device parameter array all of them but the nucleus
+pass, each row deciding on the device by the same rule.
 """
 
 from __future__ import annotations
@@ -85,8 +84,8 @@ _NUC_MIN_SPLITS = int(os.environ.get("ROCSAMPLE_NUC_MIN_SPLITS") or 1)
 #: Widest rows whose nucleus routes finish every row in the nucleus pass (``Route.finish``):
 #: phase 1 keeps four best scores of each top-p-only row (its TOP4 form; two up to
 #: NUC_FINISH_TOP2_ROWS rows), a row the pass's bounds still leave (about 0.05**4 of rows at
-#: top_p 0.95 with four, 0.05**2 with two) is finished by the row's last block
-#: alone, by the histogram and select passes' code over the whole row (``sampling_hist.
+#: top_p 0.95 with four, 0.05**2 with two) is finished by the row's last block alone, by the
+#: histogram and select passes' code over the whole row (``sampling_hist.
 #: _sample_nucleus_finish_kernel``), and neither pass is launched: two launches fewer every
 #: call. One block finishing a left row costs about 145 us at 32000 logits (H200), five times as
 #: much at 151936, hence the bound. ``ROCSAMPLE_NUC_FINISH_VOCAB`` (0: never; timings).
@@ -186,9 +185,8 @@ class Route:
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
     strided: bool = False
-    # such a route of rows of at most NUC_FINISH_VOCAB logits: phase 1's TOP4 form, the nucleus
-    # pass finishes every row (its finishing form), and neither the histogram nor the select
-    # pass is launched
+    # such a route of rows of at most NUC_FINISH_VOCAB logits: the nucleus pass finishes every
+    # row (its finishing form), and neither the histogram nor the select pass is launched
     finish: bool = False
     # (finish) phase 1 keeps four best scores of each top-p-only row (its TOP4 form): more than
     # NUC_FINISH_TOP2_ROWS rows
