@@ -227,9 +227,9 @@ class Sampler:
             # pass's routes, at their own split count)
             sets = 1 if self.plan.splits_draw == self.plan.splits else 2
             # (then one row whose first count is the conditional lane's requests,
-            # Operands.cflag, and the last row: phase 1's argmax kernel's counts, at its own
-            # split count)
-            self._row_done = be.as_array(np.zeros((3 * sets + 4, n), np.int32), "row_done",
+            # Operands.cflag, phase 1's argmax kernel's counts and the nucleus pass's, each at
+            # its own split count)
+            self._row_done = be.as_array(np.zeros((3 * sets + 5, n), np.int32), "row_done",
                                          self.stream)
             # phase 1's argmax kernel's per-row 64-bit slot (0 between launches)
             self._gslot = be.as_array(np.zeros((n,), np.uint64), "argmax_slot", self.stream)
@@ -240,7 +240,7 @@ class Sampler:
             plain = tuple(self._row_done[i] for i in range(3))
             self._counts = (plain, tuple(self._row_done[3 * sets - 3 + i] for i in range(3)),
                             tuple(self._row_done[3 * sets + i] for i in range(2)),
-                            self._row_done[3 * sets + 3])
+                            self._row_done[3 * sets + 3], self._row_done[3 * sets + 4])
             self._cflag = self._row_done[3 * sets + 2, :1]
 
     # ---------------------------------------------------------------------------------------

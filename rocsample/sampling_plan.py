@@ -131,6 +131,32 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
     return splits
 
 
+#: The nucleus pass's blocks in all at narrow rows (``nuc_splits``), and the fewest logits of
+#: its split there.
+_NUC_NARROW_BLOCKS = 256
+_NUC_MIN_CHUNK = 1000
+
+
+def nuc_splits(n_rows: int, n_vocab: int, splits_draw: int) -> int:
+    """Splits of the nucleus pass (``sampling_hist._sample_nucleus_kernel`` and its finishing
+    form), which reads nothing of phase 1's per split (its masses are integers added per row).
+
+    Rows of up to ``_DRAW_NARROW`` logits: up to twice phase 1's splits, at most
+    ``_NUC_NARROW_BLOCKS`` blocks in all and splits of at least ``_NUC_MIN_CHUNK`` logits; wider
+    rows: phase 1's. From the H200's probe (top_p 0.95 alone, the finishing route, graph-timed;
+    bench/results/nvidia-h200-s27-nuc-splits.txt): 1 x 32000 17.1 us at phase 1's 16 splits,
+    16.2 at 32, 16.1 at 64; 8 x 32000 18.6 at 16, 17.5 at 32, 21.4 at 64; every other shape
+    timed was best at phase 1's (64 x 32000 32.7 at 4, 36.6 at 8; 256 x 32000 75.7 at 1, 82.2
+    at 2; 64 x 151936 74.2 at 8, 78.3 at 16; 256 x 151936 249.8 at 4, 248.6 at 8). More
+    blocks than that only add each block's fixed part (the row's parameters and best tokens,
+    its tree and atomics; the finishing form's 85 registers and 45 KB of shared memory)."""
+    rows = max(n_rows, 1)
+    if n_vocab > _DRAW_NARROW:
+        return splits_draw
+    return max(splits_draw, min(2 * splits_draw, _NUC_NARROW_BLOCKS // rows,
+                                n_vocab // _NUC_MIN_CHUNK))
+
+
 class SamplingPlan:
     """Shapes and scratch layout of a (n_rows, n_vocab, dtype) sampling call on one device.
 
@@ -143,6 +169,8 @@ class SamplingPlan:
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
         occupancy would make two waves; the scratch is laid out for ``splits``).
+    splits_nuc, chunk_nuc : int
+        The same for the nucleus pass (:func:`nuc_splits`; at most twice ``splits_draw``).
     splits_argmax, chunk_argmax, block_argmax : int
         The launch shape of phase 1's argmax kernel (calls whose every row is greedy and wants
         no logprob; :func:`argmax_shape`).
@@ -178,6 +206,10 @@ class SamplingPlan:
         self.chunk = -(-n_vocab // s)
         self.splits_draw = sd
         self.chunk_draw = -(-n_vocab // sd)
+        # the nucleus pass's own splits (it reads nothing of phase 1's per split; a given split
+        # count serves it too)
+        self.splits_nuc = sd if splits is not None else nuc_splits(n_rows, n_vocab, sd)
+        self.chunk_nuc = -(-n_vocab // self.splits_nuc)
         # (a given split count or block, for tests, serves this launch too)
         sa, ba = argmax_shape(n_rows, n_vocab, cus)
         if splits is not None:

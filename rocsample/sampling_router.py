@@ -154,8 +154,8 @@ class Operands:
     # the plan's per-row counts of finished splits: (three int32 (n_rows,) for the routes that
     # launch with ``plan.splits``, three for the drawing routes' ``plan.splits_draw`` (the same
     # arrays where the two counts are equal), two for the row-strided histogram and select passes
-    # (``plan.splits_fin``), one for phase 1's argmax kernel (``plan.splits_argmax``)): each
-    # counter only ever sees one split count
+    # (``plan.splits_fin``), one for phase 1's argmax kernel (``plan.splits_argmax``), one for
+    # the nucleus pass (``plan.splits_nuc``)): each counter only ever sees one split count
     counts: Any
     # int32 (1,): a launch's requests for its conditional lane (``kernels.graph_cond``; the
     # plan's own, 0 between launches)
@@ -372,12 +372,12 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
-    if r.nuc:  # (its count is the histogram pass's: each kernel's counts end at 0)
+    if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
         nk = kn.hist._sample_nucleus_finish_kernel if r.finish else kn.hist._sample_nucleus_kernel
-        L.append((nk, (S, n), B,
-                  (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position, want_lp,
-                   plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand, plan.cap,
-                   c2, o.tokens, o.logprobs, o.status)))
+        L.append((nk, (plan.splits_nuc, n), B,
+                  (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, o.seed, o.position,
+                   want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
+                   plan.cap, o.counts[4], o.tokens, o.logprobs, o.status)))
     grid = (S, n)
     if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
         grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin

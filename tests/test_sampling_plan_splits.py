@@ -84,7 +84,8 @@ def fake_launches(plan, route):
     tile finalize, "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
     position advance) and for the operands (each scratch view by its name; the counters "c1" ..
     "c3" of the plan's splits, "d1" .. "d3" of its drawing splits, "f2" / "f3" of the
-    row-strided passes): [(kernel, grid, block, args)]."""
+    row-strided passes, "g" of the argmax kernel, "nu" of the nucleus pass): [(kernel, grid,
+    block, args)]."""
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
@@ -100,7 +101,7 @@ def fake_launches(plan, route):
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
-                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3")))
+                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
     return R.launches(plan, kn, route, ops)
 
 
@@ -113,7 +114,7 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     plan = _plan(64, 151936)
     assert (plan.splits, plan.splits_draw) == (10, 8)
     assert (plan.splits_fin, plan.rows_fin) == (74, 3)
-    ctrs = ("c1", "c2", "c3", "d1", "d2", "d3", "f2", "f3")
+    ctrs = ("c1", "c2", "c3", "d1", "d2", "d3", "f2", "f3", "nu")
     seen = {}  # counter -> the split counts launched with it
     for route, splits in ((R.Route(True, True, True, True), 8), (R.Route(tile=True), 10),
                           (R.Route(hist=True, select=True), 10), (R.Route(draw=True), 8),
@@ -166,6 +167,53 @@ def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
     other = _plan(8, R.NUC_FINISH_VOCAB + 4)
     r = R.route(other, host(other.n_rows))
     assert r.strided and not r.finish
+
+
+@pytest.mark.parametrize("rows, vocab, draw, want", [
+    (1, 32000, 16, 32), (2, 32000, 16, 32), (8, 32000, 16, 32), (16, 32000, 16, 16),
+    (64, 32000, 4, 4), (256, 32000, 1, 1), (1, 4096, 2, 4), (1, 1500, 1, 1), (3, 150, 1, 1),
+    (1, 151936, 148, 148), (64, 151936, 8, 8), (256, 151936, 4, 4),
+])
+def test_the_nucleus_pass_splits_narrow_rows_twice_as_short_up_to_256_blocks(rows, vocab, draw,
+                                                                            want):
+    # the H200 probe's best (bench/results/nvidia-h200-s27-nuc-splits.txt): twice phase 1's
+    # splits at 1-8 x 32000, phase 1's at 64 and 256 x 32000 and at 151936 logits
+    from rocsample.sampling_plan import nuc_splits
+
+    plan = _plan(rows, vocab)
+    assert plan.splits_draw == draw
+    assert nuc_splits(rows, vocab, draw) == plan.splits_nuc == want
+    assert plan.chunk_nuc == -(-vocab // want)
+
+
+@pytest.mark.parametrize("rows", [1, 3, 8, 17, 64, 256, 4096])
+@pytest.mark.parametrize("vocab", [1, 999, 1000, 2048, 32000, 65536, 65537, 151936])
+@pytest.mark.parametrize("draw", [1, 2, 16, 31, 148])
+def test_nuc_splits_bounds(rows, vocab, draw):
+    from rocsample.sampling_plan import nuc_splits
+
+    s = nuc_splits(rows, vocab, draw)
+    assert draw <= s <= 2 * draw
+    if s > draw:   # more only for narrow rows, never past 256 blocks or under 1000 logits
+        assert vocab <= 65536 and s * rows <= 256 and vocab // s >= 1000
+
+
+def test_the_nucleus_pass_launches_at_its_own_splits_with_its_own_counter():
+    # 1 x 32000: phase 1 at 16 splits, the pass at 32; a counter read modulo two split counts
+    # picks the wrong last block after racing launches
+    # (tests/regress/test_row_counters_shared_by_two_split_counts.py), so the pass has its own
+    from rocsample import sampling_router as R
+
+    plan = _plan(1, 32000)
+    assert (plan.splits_draw, plan.splits_nuc) == (16, 32)
+    for route in (R.Route(draw=True, nuc=True, finish=True),
+                  R.Route(draw=True, hist=True, select=True, nuc=True),
+                  R.Route(draw=True, hist=True, select=True, nuc=True, strided=True)):
+        got = {k: (g, a) for k, g, _b, a in fake_launches(plan, route)}
+        g, a = got["N" if route.finish else "n"]
+        assert g == (32, 1) and a[2] == 1000 and "nu" in a
+        assert all("nu" not in a for k, (_g, a) in got.items() if k not in "nN")
+        assert got["p"][0] == (16, 1)
 
 
 @pytest.mark.parametrize("top_p, min_p, dev, want", [

@@ -61,16 +61,20 @@ def _geometry(plan, fin=None, rows_fin=None):
         plan.rows_fin = rows_fin
 
 
-def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=None, **kw):
+def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=None, nuc=None,
+          **kw):
     """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions).
     ``geometry``: :func:`_geometry`'s arguments, for the route with the row-strided passes;
-    without it the route whose nucleus pass finishes every row (``Route.finish``)."""
+    without it the route whose nucleus pass finishes every row (``Route.finish``). ``nuc``:
+    the nucleus pass's own split count (``plan.splits_nuc``; else the plan's)."""
     rows, vocab = lg.shape
     router.NUC_FINISH_VOCAB = 0 if geometry else 1 << 30
     s = rs.Sampler(rows, vocab, "float32", order=order, _block=shape["block"],
                    _splits=shape["splits"] if splits is None else splits)
     if geometry:
         _geometry(s.plan, **geometry)
+    if nuc is not None:
+        s.plan.splits_nuc, s.plan.chunk_nuc = nuc, -(-vocab // nuc)
     res = s(lg, check=False, return_logprobs=lp, **kw)
     buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
     si = host(backend, s.plan.views(buf)["si"])
@@ -238,7 +242,9 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
     # the tokens are the reference's and the same for every split count (two and more: the
     # pass's routes), through the exact draw (short rows) and the fast pass (long ones, whose
     # partial first quads are folded after it); with 3 splits the rows the pass leaves are
-    # finished row-strided (2 splits, every third row a block row), with 2 by the pass itself.
+    # finished row-strided (2 splits, every third row a block row), with 2 by the pass itself;
+    # and with phase 1 at 2 splits and the pass at 5 of its own (plan.splits_nuc: the plan's
+    # rule takes up to twice phase 1's at narrow rows).
     rows = 8 if backend.name == "sim" or _SAN else 64
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
@@ -248,16 +254,19 @@ def test_random_rows_match_the_reference_for_any_split_count(backend, shape, rng
         seed = rng.integers(0, 2**63, rows)
         params = dict(temperature=0.8, top_p=np.linspace(0.05, 0.99, rows).astype(np.float32),
                       order=order)
-        got = []
-        for splits in (2, 3):
+        got, hows = [], []
+        for splits, nuc in ((2, None), (3, None), (2, 5)):
             if vocab == _random_vocab(backend, shape) and shape["block"]:   # the fast pass's
                 assert -(-vocab // splits) >= 4 * KF.FAST_MIN_QUADS * shape["block"]
             geometry = dict(fin=2, rows_fin=3) if splits == 3 else None
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
-                                  position=4, geometry=geometry, **params)
+                                  position=4, geometry=geometry, nuc=nuc, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
             assert (how == KF.NUC_W1).any()   # the pass finished rows itself
+            hows.append(list(how))
         np.testing.assert_array_equal(got[1], got[0])
+        np.testing.assert_array_equal(got[2], got[0])
+        assert hows[2] == hows[0]   # (the same decisions, row by row, at the pass's own count)
 
 
 @pytest.mark.parametrize("long", [False, True], ids=["exact", "fast-pass"])

@@ -51,11 +51,13 @@ def test_drawing_and_other_routes_count_in_their_own_counters(backend, rng, monk
     from rocsample import sampling_plan
 
     rows, vocab = 2, 64 if backend.name == "sim" else 4096
-    # 4 splits, and 3 for the drawing routes (the H200's rule gives two counts at 64 x 151936)
+    # 4 splits, 3 for the drawing routes (the H200's rule gives two counts at 64 x 151936) and 5
+    # for their nucleus pass (its rule takes twice phase 1's at narrow rows)
     monkeypatch.setattr(sampling_plan, "choose_splits", lambda *a: 4)
     monkeypatch.setattr(sampling_plan, "draw_splits", lambda *a: 3)
+    monkeypatch.setattr(sampling_plan, "nuc_splits", lambda *a: 5)
     plan = rs.Sampler(rows, vocab, "float32", _block=backend.warp_size())
-    assert (plan.plan.splits, plan.plan.splits_draw) == (4, 3)
+    assert (plan.plan.splits, plan.plan.splits_draw, plan.plan.splits_nuc) == (4, 3, 5)
     seed = np.arange(rows, dtype=np.int64) + 5
 
     def call(position, **params):
@@ -67,15 +69,19 @@ def test_drawing_and_other_routes_count_in_their_own_counters(backend, rng, monk
 
     call(0, temperature=0.0)
     call(1, temperature=0.9)
+    call(2, temperature=0.9, top_p=0.5)
     done = backend.to_host(plan._row_done)
-    # (the last two rows: the lane count, the argmax kernel's counts)
-    assert done.shape == (10, rows) and not done.any()
-    # the other routes' counters at a multiple of their split count (4), as racing launches of
-    # them leave it: a drawing launch (3 splits) must not read them
+    # (the last three rows: the lane count, the argmax kernel's counts, the nucleus pass's)
+    assert done.shape == (11, rows) and not done.any()
+    # the other routes' counters at a multiple of their split count (4), the drawing routes' at
+    # one of theirs (3), as racing launches of them leave it: a launch at another split count
+    # (3, or the nucleus pass's 5) must not read them
     shifted = done.copy()
     shifted[:3] = 2 * 4
+    shifted[3:6] = 2 * 3
     plan._row_done.copy_to_device(shifted)
-    for pos in range(2, 5):
+    for pos in range(3, 6):
         call(pos, temperature=0.9)
         call(pos + 10, temperature=0.0)
+        call(pos + 20, temperature=0.9, top_p=0.5)
     np.testing.assert_array_equal(backend.to_host(plan._row_done), shifted)
