@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The twenty-seventh session's final call (carry .whl and .peers/fi074; <= 590 s): the device
+# gate on the tree (GLIM, default 300 s), then bench/test_sampling.py's top_p095 and greedy at
+# the twelve shapes with PyTorch and FlashInfer 0.7.4 in one process, graph-timed (BLIM,
+# default 240 s). Output: $OUT/gate.log, check-report-h200.json, bench.json, bench.md
+set -u
+FLASHINFER=fi074 source tools/gpu/env.sh
+source tools/gpu/steps.sh
+T0=$SECONDS
+banner
+run_gate "${GLIM:-300}"
+grep -A6 "slowest 25" "$OUT/gate.log" | head -7
+timeout -s INT -k 10 "${BLIM:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
+  --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
+  -k "top_p095 or greedy" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
+echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
+grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
+python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
+grep -E "^\| (top_p095|greedy) " "$OUT/bench.md" | head -40
+echo "== done at $((SECONDS - T0)) s"
