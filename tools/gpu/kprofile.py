@@ -11,7 +11,9 @@ import rocsample
 from bench.common import time_calls
 from rocsample.backends import get_backend
 
-MODES = {"greedy": dict(temperature=0.0), "temp": dict(temperature=0.8), "chain": CHAIN,
+MODES = {"greedy": dict(temperature=0.0), "temp": dict(temperature=0.8),
+         "temp1": dict(temperature=1.0),   # (top_p alone's temperature: its phase 1's twin)
+         "chain": CHAIN,
          "topk50": dict(top_k=50, temperature=0.8), "topp": dict(top_p=0.95, temperature=0.8),
          # bench/test_sampling.py's modes that miss issue #13's targets
          "topp_alone": dict(top_p=0.95), "minp": dict(min_p=0.05), "topk1000": dict(top_k=1000),
