@@ -9,13 +9,7 @@ FLASHINFER=fi074 source tools/gpu/env.sh
 source tools/gpu/steps.sh
 T0=$SECONDS
 banner
-timeout -s INT -k 10 "${BLIM:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
-  --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-  -k "top_p095 or greedy" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
-echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
-grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
-python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
-grep -E "^\| (top_p095|greedy) " "$OUT/bench.md" | head -40
+topp_bench "${BLIM:-240}"
 M=gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__grid_size
 timeout "${NLIM:-110}" ncu --clock-control none --csv --metrics "$M" python3 tools/gpu/kprofile.py \
   --temp --temp1 --topp_alone --shapes 64x32000,256x32000 2>/dev/null > "$OUT/ncu.csv"

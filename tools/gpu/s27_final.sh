@@ -10,11 +10,5 @@ T0=$SECONDS
 banner
 run_gate "${GLIM:-300}"
 grep -A6 "slowest 25" "$OUT/gate.log" | head -7
-timeout -s INT -k 10 "${BLIM:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
-  --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-  -k "top_p095 or greedy" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
-echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
-grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
-python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
-grep -E "^\| (top_p095|greedy) " "$OUT/bench.md" | head -40
+topp_bench "${BLIM:-240}"
 echo "== done at $((SECONDS - T0)) s"

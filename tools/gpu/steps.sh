@@ -63,6 +63,18 @@ greedy_bench() {
   python3 -m bench.report "$OUT/greedy.json" 2>&1 | grep -E "greedy|mode" | head -16
 }
 
+topp_bench() {
+  # bench/test_sampling.py's top_p095 and greedy at the twelve shapes (rocsample, PyTorch and the
+  # sourced FlashInfer in one process, graph-timed) within ${1:-240} s: $OUT/bench.json, bench.md
+  timeout -s INT -k 10 "${1:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
+    --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
+    -k "top_p095 or greedy" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
+  echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
+  grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
+  python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
+  grep -E "^\| (top_p095|greedy) " "$OUT/bench.md" | head -40
+}
+
 banner() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   python3 -c "import rocsample._fastcall as f; print('fastcall built:', f.__file__)" || cat /tmp/fastcall-build.log
