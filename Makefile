@@ -65,7 +65,8 @@ AMD_REPORT ?= docs/amd-kernels.md
 AMD_CACHE ?= $(CURDIR)/build/amd/cache
 AMD_TESTS := tests/backends/test_hip_offline.py tests/backends/test_hip_compile_check.py \
 	tests/regress/test_float16_logits_unsupported_by_numba_hip.py \
-	tests/regress/test_finishing_nucleus_form_used_scratch_on_gfx1151.py
+	tests/regress/test_finishing_nucleus_form_used_scratch_on_gfx1151.py \
+	tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py
 check-amd-offline:
 	@test -s $(SIGS) || { echo "check-amd-offline: no $(SIGS): run make test (its sim run records the kernels)"; exit 1; }
 	@PY=$(PY) tools/amd/setup.sh $(AMD_HOME)

@@ -1158,20 +1158,6 @@ def make(cuda, load, h, f):
         # at 8, which the AMD offline gate refuses; the tokens and sums are the same either way)
         NU = _NUC_UNROLL if not FINISH or _numba_cuda(cuda) else _NUC_UNROLL // 2
 
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_round(vals, i, bsw, inv_t, vllm, kf, fmin, f1, w1, v1, f2, w2, v2, f3, v3, f4,
-                       v4, z, q1, q2, q3, q4):
-            # A round's tokens i + u * bsw (vals[u]) through nuc_token, or the finishing form's
-            # nuc_token4 (int32 indices v1 .. v4; the plain pass's int64 w1, w2).
-            for u in range(NU):
-                j = i + np.int64(u) * bsw
-                if FINISH:
-                    z, q1, q2, q3, q4 = nuc_token4(vals[u], j, inv_t, vllm, kf, fmin, f1, v1, f2,
-                                                   v2, f3, v3, f4, v4, z, q1, q2, q3, q4)
-                else:
-                    z, q1, q2 = nuc_token(vals[u], j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2)
-            return z, q1, q2, q3, q4
-
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "nucleus_finish" if FINISH else "nucleus",
             NUC_FINISH_MAX_REGISTERS if FINISH else None))
@@ -1242,13 +1228,25 @@ def make(cuda, load, h, f):
             while i + last < hi:
                 for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-                z, q1, q2, q3, q4 = fold_round(vals, i, bsw, inv_t, is_vllm, kf, fmin, f1, w1,
-                                               v1, f2, w2, v2, f3, v3, f4, v4, z, q1, q2, q3, q4)
+                for u in range(NU):
+                    if FINISH:
+                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
+                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
+                                                       f4, v4, z, q1, q2, q3, q4)
+                    else:
+                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
+                                              f1, w1, f2, w2, z, q1, q2)
                 i += span
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
-                z, q1, q2, q3, q4 = fold_round(vals, i, bsw, inv_t, is_vllm, kf, fmin, f1, w1,
-                                               v1, f2, w2, v2, f3, v3, f4, v4, z, q1, q2, q3, q4)
+                for u in range(NU):
+                    if FINISH:
+                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
+                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
+                                                       f4, v4, z, q1, q2, q3, q4)
+                    else:
+                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
+                                              f1, w1, f2, w2, z, q1, q2)
             sz[tid] = np.int64(z * _AM_SCALE)
             s1[tid] = np.int64(q1 * _AM_SCALE)
             s2[tid] = np.int64(q2 * _AM_SCALE)
