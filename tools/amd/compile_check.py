@@ -36,6 +36,8 @@ compiles nothing again, a changed one everything.
 Usage (inside the toolchain: ``source $AMD_HOME/env.sh``; ``make check-amd-offline`` does this):
   $ROCSAMPLE_AMD_PY tools/amd/compile_check.py build/kernel-sigs.json build/kernel-sigs-wave64.json \
       --arch gfx1151 --arch gfx942 --jobs 2 --report docs/amd-kernels.md [--json F] [--out DIR]
+It compiles the rocsample of its own checkout (that checkout goes first on ``sys.path``, before
+``PYTHONPATH``): to compile another tree's kernels, run that tree's copy of this script.
 """
 
 from __future__ import annotations
