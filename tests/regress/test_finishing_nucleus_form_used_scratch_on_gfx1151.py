@@ -15,27 +15,20 @@ check-amd-offline``, a step of ``make test``) and says so where numba-hip is not
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-
 import pytest
 
-from tests.regress.test_float16_logits_unsupported_by_numba_hip import ROOT, _amd_toolchain
+from tests.regress.test_float16_logits_unsupported_by_numba_hip import amd_compiled
+
+
+def _compiled(arch):
+    got = amd_compiled(arch, lambda r: r["kernel"].endswith("hist._sample_nucleus_finish_kernel"))
+    assert {rec["kernel"].split(".")[0] for _l, rec, _r in got} >= {"f16", "bf16", "float"}, got
+    return got
 
 
 @pytest.mark.parametrize("arch", ["gfx1151", "gfx942"])
 def test_the_finishing_form_compiles_without_scratch(arch):
-    cc = _amd_toolchain()
-    if cc is None:
-        pytest.skip("cpu-only: needs the offline AMD toolchain; make check-amd-offline runs it")
-    sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
-    assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
-    recs = [r for r in json.loads(sigs.read_text())
-            if r["kernel"].endswith("hist._sample_nucleus_finish_kernel")]
-    assert {r["kernel"].split(".")[0] for r in recs} >= {"f16", "bf16", "float"}, recs
-    failed = {}
-    for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2)):
-        if res["error"] or res["problems"]:
-            failed[cc.label(rec)] = res["error"] or res["problems"]
+    failed = {label: res["error"] or res["problems"]
+              for label, _rec, res in _compiled(arch)
+              if res["error"] or res["problems"]}
     assert not failed, failed

@@ -129,18 +129,30 @@ def _amd_toolchain():
     return importlib.import_module("compile_check")
 
 
-def test_float16_sampling_signatures_compile_for_gfx1151():
+def amd_compiled(arch, keep):
+    """[(label, record, result)] of compile_check on ``arch`` for the recorded kernel signatures
+    that ``keep(record)`` selects (at least one); skips outside the offline AMD toolchain
+    (``make check-amd-offline`` runs these tests)."""
     cc = _amd_toolchain()
     if cc is None:
         pytest.skip("cpu-only: needs the offline AMD toolchain; make check-amd-offline runs it")
     sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
     assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
-    recs = json.loads(sigs.read_text())
-    half = [r for r in recs if r["kernel"].startswith("f16.")
-            or any(a.get("array", [""])[0] == "float16" for a in r["args"])]
-    assert any(r["kernel"].startswith("f16.") for r in half), "no float16 sampling launch recorded"
-    failed = {}
-    for rec, res in zip(half, cc.compile_records(half, "gfx1151", jobs=2)):
-        if res["error"] or res["problems"]:
-            failed[cc.label(rec)] = res["error"] or res["problems"]
+    recs = [r for r in json.loads(sigs.read_text()) if keep(r)]
+    assert recs, "no such kernel recorded"
+    return [(cc.label(rec), rec, res)
+            for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2))]
+
+
+def _is_half(r):
+    return r["kernel"].startswith("f16.") or any(a.get("array", [""])[0] == "float16"
+                                                 for a in r["args"])
+
+
+def test_float16_sampling_signatures_compile_for_gfx1151():
+    got = amd_compiled("gfx1151", _is_half)
+    assert any(rec["kernel"].startswith("f16.") for _l, rec, _r in got), \
+        "no float16 sampling launch recorded"
+    failed = {label: res["error"] or res["problems"] for label, _rec, res in got
+              if res["error"] or res["problems"]}
     assert not failed, failed

@@ -10,37 +10,32 @@ gfx1151 and from 42 to 50 on gfx942 (more code, no scratch, so no gate step fail
 reverted: each loop folds its round in place again.
 
 This compiles the plain pass's recorded signatures (every logits type) for gfx1151 and gfx942
-and holds each to the registers it had before; it runs in the offline AMD toolchain's environment (``make check-amd-offline``, a step
-of ``make test``) and says so where numba-hip is not installed.
+and holds each to the registers it had before; it runs in the offline AMD toolchain's
+environment (``make check-amd-offline``, a step of ``make test``) and says so where numba-hip
+is not installed.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-
 import pytest
 
-from tests.regress.test_float16_logits_unsupported_by_numba_hip import ROOT, _amd_toolchain
+from tests.regress.test_float16_logits_unsupported_by_numba_hip import amd_compiled
 
 #: the plain nucleus pass's VGPRs before a689f96 (ddb3e8f), by logits type
 MOST = {"gfx1151": {"float": 40, "bf16": 40, "f16": 42},
         "gfx942": {"float": 42, "bf16": 40, "f16": 44}}
 
 
+def _compiled(arch):
+    got = amd_compiled(arch, lambda r: r["kernel"].endswith("hist._sample_nucleus_kernel"))
+    assert {rec["kernel"].split(".")[0] for _l, rec, _r in got} >= {"f16", "bf16", "float"}, got
+    return got
+
+
 @pytest.mark.parametrize("arch", ["gfx1151", "gfx942"])
 def test_the_plain_nucleus_pass_keeps_its_registers(arch):
-    cc = _amd_toolchain()
-    if cc is None:
-        pytest.skip("cpu-only: needs the offline AMD toolchain; make check-amd-offline runs it")
-    sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
-    assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
-    recs = [r for r in json.loads(sigs.read_text())
-            if r["kernel"].endswith("hist._sample_nucleus_kernel")]
-    assert {r["kernel"].split(".")[0] for r in recs} >= {"f16", "bf16", "float"}, recs
     got = {}
-    for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2)):
-        assert not res["error"], (cc.label(rec), res["error"])
+    for label, rec, res in _compiled(arch):
+        assert not res["error"], (label, res["error"])
         got[rec["kernel"].split(".")[0]] = res["info"]["vgprs"]
     assert all(got[t] <= MOST[arch][t] for t in MOST[arch]), (got, MOST[arch])
