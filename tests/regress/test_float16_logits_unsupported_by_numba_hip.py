@@ -129,17 +129,18 @@ def _amd_toolchain():
     return importlib.import_module("compile_check")
 
 
-def amd_compiled(arch, keep):
+def amd_compiled(arch, keep, types=()):
     """[(label, record, result)] of compile_check on ``arch`` for the recorded kernel signatures
-    that ``keep(record)`` selects (at least one); skips outside the offline AMD toolchain
-    (``make check-amd-offline`` runs these tests)."""
+    that ``keep(record)`` selects (at least one, and one for each logits type of ``types``:
+    "float", "f16", "bf16"); skips outside the offline AMD toolchain (``make
+    check-amd-offline`` runs these tests)."""
     cc = _amd_toolchain()
     if cc is None:
         pytest.skip("cpu-only: needs the offline AMD toolchain; make check-amd-offline runs it")
     sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
     assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
     recs = [r for r in json.loads(sigs.read_text()) if keep(r)]
-    assert recs, "no such kernel recorded"
+    assert recs and {r["kernel"].split(".")[0] for r in recs} >= set(types), recs
     return [(cc.label(rec), rec, res)
             for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2))]
 
