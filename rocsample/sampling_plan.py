@@ -185,6 +185,12 @@ class SamplingPlan:
         The scratch views; ``scratch_bytes`` in all.
     """
 
+    @property
+    def chunk_nuc(self) -> int:
+        """The logits each split of the nucleus pass streams (from ``splits_nuc``, which
+        timings and tests may set)."""
+        return -(-self.n_vocab // self.splits_nuc)
+
     def __init__(self, be, device: int, n_rows: int, n_vocab: int, dtype: str, *,
                  filters: bool = True, splits: int | None = None, block: int | None = None,
                  cap: int | None = None) -> None:
@@ -209,7 +215,6 @@ class SamplingPlan:
         # the nucleus pass's own splits (it reads nothing of phase 1's per split; a given split
         # count serves it too)
         self.splits_nuc = sd if splits is not None else nuc_splits(n_rows, n_vocab, sd)
-        self.chunk_nuc = -(-n_vocab // self.splits_nuc)
         # (a given split count or block, for tests, serves this launch too)
         sa, ba = argmax_shape(n_rows, n_vocab, cus)
         if splits is not None:

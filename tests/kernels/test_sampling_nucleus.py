@@ -74,7 +74,7 @@ def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=Non
     if geometry:
         _geometry(s.plan, **geometry)
     if nuc is not None:
-        s.plan.splits_nuc, s.plan.chunk_nuc = nuc, -(-vocab // nuc)
+        s.plan.splits_nuc = nuc
     res = s(lg, check=False, return_logprobs=lp, **kw)
     buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
     si = host(backend, s.plan.views(buf)["si"])

@@ -37,7 +37,7 @@ def timed(rows, vocab, x, seed, pos, draw, nuc):
                            **({} if draw is None else {"_splits": draw}))
     pl = sm.plan
     if nuc is not None:
-        pl.splits_nuc, pl.chunk_nuc = nuc, -(-vocab // nuc)
+        pl.splits_nuc = nuc
 
     def fn():
         sm(x, seed=seed, position=pos, check=False, top_p=0.95)
