@@ -62,19 +62,22 @@ def _geometry(plan, fin=None, rows_fin=None):
 
 
 def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=None, nuc=None,
-          **kw):
+          dtype="float32", **kw):
     """A Sampler call; returns (tokens, logprobs or None, the rows' HS_NUC decisions).
     ``geometry``: :func:`_geometry`'s arguments, for the route with the row-strided passes;
     without it the route whose nucleus pass finishes every row (``Route.finish``). ``nuc``:
-    the nucleus pass's own split count (``plan.splits_nuc``; else the plan's)."""
+    the nucleus pass's own split count (``plan.splits_nuc``; else the plan's); ``dtype``: the
+    Sampler's logits type (bfloat16: uint16 bits, which the call names too)."""
     rows, vocab = lg.shape
     router.NUC_FINISH_VOCAB = 0 if geometry else 1 << 30
-    s = rs.Sampler(rows, vocab, "float32", order=order, _block=shape["block"],
+    s = rs.Sampler(rows, vocab, dtype, order=order, _block=shape["block"],
                    _splits=shape["splits"] if splits is None else splits)
     if geometry:
         _geometry(s.plan, **geometry)
     if nuc is not None:
         s.plan.splits_nuc = nuc
+    if dtype == "bfloat16":
+        kw["dtype"] = dtype
     res = s(lg, check=False, return_logprobs=lp, **kw)
     buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
     si = host(backend, s.plan.views(buf)["si"])

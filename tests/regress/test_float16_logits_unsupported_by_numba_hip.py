@@ -140,7 +140,12 @@ def amd_compiled(arch, keep, types=()):
     sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
     assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
     recs = [r for r in json.loads(sigs.read_text()) if keep(r)]
-    assert recs and {r["kernel"].split(".")[0] for r in recs} >= set(types), recs
+    missing = sorted(set(types) - {r["kernel"].split(".")[0] for r in recs})
+    assert recs and not missing, (
+        f"{sigs}: the sim run recorded no launch of the kernels asked for"
+        + (f" with {', '.join(missing)} logits" if recs else "")
+        + ": a sim test must launch them (e.g. tests/regress/"
+        "test_half_nucleus_pass_never_recorded_for_the_amd_gate.py)")
     return [(cc.label(rec), rec, res)
             for rec, res in zip(recs, cc.compile_records(recs, arch, jobs=2))]
 

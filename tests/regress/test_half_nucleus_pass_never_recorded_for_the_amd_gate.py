@@ -1,0 +1,74 @@
+"""Regression: no sim test launched the plain nucleus pass with float16 or bfloat16 logits, so
+CI's AMD register test had nothing to compile.
+
+What broke (CI on c6badf9, ``make test``'s last step): tests/regress/
+test_fold_round_grew_the_nucleus_pass_on_amd.py holds the plain nucleus pass
+(``hist._sample_nucleus_kernel``) of every logits type to its gfx1151 and gfx942 registers,
+compiling the signatures that the sim run recorded (``ROCSAMPLE_RECORD_KERNELS``). The sim suite
+ran half-precision top-p rows only through the pass's finishing form (rows of at most
+``NUC_FINISH_VOCAB`` logits), so only the float32 plain pass was recorded and the test failed on
+both targets. It had passed where it was written because it read a signature file recorded by
+hand.
+
+Half-precision rows now go through both forms here, on sim and on a GPU, against the reference;
+the plain form's launches are the records that the AMD test compiles.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from rocsample.kernels import sampling_fast as KF
+from tests.kernels.test_sampling import compare
+from tests.kernels.test_sampling_nucleus import (  # noqa: F401 (fixtures)
+    _STRIDED,
+    _call,
+    _fast_sim_barriers,
+    _nucleus_on,
+    shape,
+)
+
+
+def _names(backend, launched):
+    """The launched kernels' paths in their build namespaces (``f16.hist._sample_nucleus_kernel``:
+    the names that the kernel records carry)."""
+    where = {}
+
+    def walk(ns, prefix):
+        for name, obj in vars(ns).items():
+            if isinstance(obj, types.SimpleNamespace):
+                walk(obj, f"{prefix}{name}.")
+            else:
+                where.setdefault(id(obj), prefix + name)
+
+    for ns in list(backend._kernel_cache.values()):
+        if isinstance(ns, types.SimpleNamespace):
+            walk(ns, "")
+    return {where.get(id(k)) for k in launched}
+
+
+@pytest.mark.parametrize("geometry", [_STRIDED, None], ids=["plain", "finishing"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng, launches,  # noqa: F811
+                                                             dtype, geometry):
+    rows, vocab = 6, shape["vocab"]
+    f = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
+    f[0, 5] = np.nan
+    if dtype == "float16":
+        x, kw = f.astype(np.float16), {}
+    else:
+        x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
+    seed = rng.integers(0, 2**63, rows)
+    params = dict(temperature=0.9, top_p=np.linspace(0.1, 0.98, rows).astype(np.float32))
+    tok, lps, how = _call(backend, shape, x, lp=True, seed=seed, position=3, geometry=geometry,
+                          dtype=dtype, **params)
+    compare(backend, x, tok, lps, seed=seed, position=3, **params, **kw)
+    assert (how == KF.NUC_W1).any()   # the pass decided rows itself
+    t = "f16" if dtype == "float16" else "bf16"
+    names = _names(backend, launches)
+    plain = f"{t}.hist._sample_nucleus_kernel" in names
+    finishing = f"{t}.hist._sample_nucleus_finish_kernel" in names
+    assert (plain, finishing) == ((True, False) if geometry else (False, True))
