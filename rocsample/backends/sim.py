@@ -104,12 +104,112 @@ def quiet_float_errors() -> None:
     cls.run = run
 
 
+class _BlockBarrier:
+    """``__syncthreads`` for one simulated block: releases the waiting threads when every thread
+    still running waits (a thread that returned no longer counts, as on the simulator and on a
+    GPU since Volta); ``abort`` releases them all with an error."""
+
+    def __init__(self, threads: int) -> None:
+        self.cond = threading.Condition(threading.Lock())
+        self.live = threads
+        self.waiting = 0
+        self.generation = 0
+        self.aborted = False
+
+    def _release_if_all_wait(self) -> None:   # (holding cond)
+        if self.waiting and self.waiting == self.live:
+            self.waiting = 0
+            self.generation += 1
+            self.cond.notify_all()
+
+    def wait(self) -> None:
+        with self.cond:
+            if self.aborted:
+                raise RuntimeError("abort flag set on syncthreads call")
+            gen = self.generation
+            self.waiting += 1
+            self._release_if_all_wait()
+            while gen == self.generation and not self.aborted:
+                self.cond.wait()
+            if self.aborted:
+                raise RuntimeError("abort flag set on syncthreads clear")
+
+    def leave(self) -> None:
+        with self.cond:
+            self.live -= 1
+            self._release_if_all_wait()
+
+    def abort(self) -> None:
+        with self.cond:
+            self.aborted = True
+            self.cond.notify_all()
+
+
+def event_driven_blocks() -> None:
+    """Run each simulated block's barriers on a condition variable (idempotent).
+
+    The simulator's ``BlockManager.run`` starts a block's threads and then polls them in a busy
+    loop until all are blocked in ``syncthreads`` or done, rebuilding the set of live threads on
+    every pass; the poller holds the GIL for most of each switch interval, so every barrier of
+    every block waits on it (the bulk of ``make test``'s sim time). This replaces the poller
+    with :class:`_BlockBarrier`: the last thread to arrive releases the others, a thread that
+    returns leaves the count, and the first exception aborts the block's other threads and is
+    raised from the launch, as the simulator does (its message names the thread and block).
+    Threads, shared arrays and ``syncthreads_count/and/or`` stay the simulator's own."""
+    from numba.cuda.simulator import kernel as kernel_mod
+
+    bt, bm = kernel_mod.BlockThread, kernel_mod.BlockManager
+    if getattr(bm.run, "_rocsample_events", False):
+        return
+    thread_run = bt.run
+
+    def syncthreads(self):
+        self._rocsample_barrier.wait()
+
+    def run_thread(self):
+        try:
+            thread_run(self)   # (the simulator's: catches the kernel's exception into .exception)
+        finally:
+            barrier = self._rocsample_barrier
+            if self.exception is not None:
+                barrier.abort()
+            barrier.leave()
+
+    def run_block(self, grid_point, *args):
+        barrier = _BlockBarrier(int(np.prod(self._block_dim)))
+        threads = []
+        for block_point in np.ndindex(*self._block_dim):
+            def target():
+                self._f(*args)
+
+            t = bt(target, self, grid_point, block_point, self._debug)
+            t._rocsample_barrier = barrier
+            threads.append(t)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # the first failure (the others' are the abort's "abort flag set" errors)
+        failed = [t for t in threads if t.exception is not None]
+        if failed:
+            first = next((t for t in failed if "abort flag set" not in str(t.exception[0])),
+                         failed[0])
+            raise first.exception[0].with_traceback(first.exception[1])
+
+    syncthreads._rocsample_events = run_thread._rocsample_events = True
+    run_block._rocsample_events = True
+    bt.syncthreads = syncthreads
+    bt.run = run_thread
+    bm.run = run_block
+
+
 class SimBackend(NumbaBackend):
     def __init__(self, cuda) -> None:
         from numba.cuda.simulator import kernel as kernel_mod
 
         serialise_shared_arrays()
         quiet_float_errors()
+        event_driven_blocks()
         cuda = _SimCuda(cuda, kernel_mod)
         super().__init__(
             "sim", cuda, EmulatedRuntime(alloc_array=lambda n: cuda.device_array(n, dtype=np.uint8))

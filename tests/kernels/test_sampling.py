@@ -9,7 +9,6 @@ runs each thread in Python, so it gets tiny vocabularies (<= ~300) and <= 4 rows
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -19,17 +18,6 @@ from rocsample import sampling_plan
 from rocsample.errors import SamplingError
 from rocsample.reference import philox
 from rocsample.reference import sampling as R
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fast_sim_barriers(backend):
-    # The simulator runs a block as Python threads meeting at barriers; a short GIL switch
-    # interval roughly halves the wall time of each syncthreads. Restored afterwards.
-    old = sys.getswitchinterval()
-    if backend.name == "sim":
-        sys.setswitchinterval(5e-5)
-    yield
-    sys.setswitchinterval(old)
 
 
 @pytest.fixture(scope="module")

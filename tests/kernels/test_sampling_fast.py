@@ -14,7 +14,6 @@ import rocsample.sampling as rs
 from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
 from tests.kernels.test_sampling import (
-    _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
     path_shape,

@@ -13,7 +13,6 @@ from rocsample import sampling_router as router
 from rocsample.kernels import sampling_hist as KH
 from rocsample.reference.sampling import minp_threshold
 from tests.kernels.test_sampling import (
-    _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
     path_shape,

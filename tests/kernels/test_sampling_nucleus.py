@@ -21,7 +21,6 @@ from rocsample.kernels import sampling_fast as KF
 from rocsample.kernels import sampling_hist as KH
 from rocsample.reference import philox
 from tests.kernels.test_sampling import (
-    _fast_sim_barriers,  # noqa: F401 (autouse fixture)
     compare,
     host,
 )

@@ -26,7 +26,6 @@ from tests.kernels.test_sampling import compare
 from tests.kernels.test_sampling_nucleus import (  # noqa: F401 (fixtures)
     _STRIDED,
     _call,
-    _fast_sim_barriers,
     _nucleus_on,
     shape,
 )
