@@ -35,19 +35,23 @@ test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS) $(SIGS64)
 	@$(VPY) -c "import rocsample._fastcall" || { echo "rocsample._fastcall was not built (a C compiler and Python's headers: python3-dev)"; exit 1; }
 	@for b in $(BACKENDS); do \
-	  echo "== pytest --backend $$b"; \
+	  echo "== pytest --backend $$b"; t=$$(date +%s); \
 	  x=; if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); x="$(SIM_XDIST)"; fi; \
 	  ROCSAMPLE_REQUIRE_FASTCALL=1 $(VPY) -m pytest -q --backend $$b $$x $(PYTEST_ARGS) || exit $$?; \
+	  echo "== pytest --backend $$b: $$(( $$(date +%s) - t )) s"; \
 	done
 	@if echo " $(BACKENDS) " | grep -q " sim "; then \
-	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; \
+	  echo "== pytest --backend sim, wave64 blocks (ROCSAMPLE_SIM_WARP=64): the kernel tests"; t=$$(date +%s); \
 	  ROCSAMPLE_SIM_WARP=64 ROCSAMPLE_RECORD_KERNELS=$(SIGS64) \
 	    $(VPY) -m pytest -q --backend sim $(SIM_XDIST) $(WAVE64_TESTS) $(PYTEST_ARGS) || exit $$?; \
-	  echo "== kernels compiled to PTX (sm_90)"; \
+	  echo "== wave64: $$(( $$(date +%s) - t )) s"; \
+	  echo "== kernels compiled to PTX (sm_90)"; t=$$(date +%s); \
 	  $(VPY) tools/ptx_check.py $(SIGS) --jobs 2 || exit $$?; \
+	  echo "== PTX: $$(( $$(date +%s) - t )) s"; \
 	  if [ "$(AMD_GATE)" != 0 ]; then \
-	    echo "== kernels compiled for AMD gfx1151 and gfx942 (make check-amd-offline)"; \
+	    echo "== kernels compiled for AMD gfx1151 and gfx942 (make check-amd-offline)"; t=$$(date +%s); \
 	    $(MAKE) --no-print-directory check-amd-offline || exit $$?; \
+	    echo "== AMD (the toolchain's setup included): $$(( $$(date +%s) - t )) s"; \
 	  fi; \
 	fi
 
