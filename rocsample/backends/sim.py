@@ -155,11 +155,20 @@ def event_driven_blocks() -> None:
     with :class:`_BlockBarrier`: the last thread to arrive releases the others, a thread that
     returns leaves the count, and the first exception aborts the block's other threads and is
     raised from the launch, as the simulator does (its message names the thread and block).
-    Threads, shared arrays and ``syncthreads_count/and/or`` stay the simulator's own."""
+    Threads, shared arrays and ``syncthreads_count/and/or`` stay the simulator's own. A
+    simulator whose classes take other arguments than numba-cuda 0.30's keeps its own poller
+    (slow, still correct; tests/backends/test_sim_blocks.py fails on it)."""
+    import inspect
+
     from numba.cuda.simulator import kernel as kernel_mod
 
     bt, bm = kernel_mod.BlockThread, kernel_mod.BlockManager
     if getattr(bm.run, "_rocsample_events", False):
+        return
+    if (list(inspect.signature(bt.__init__).parameters)
+            != ["self", "f", "manager", "blockIdx", "threadIdx", "debug"]
+            or list(inspect.signature(bm.__init__).parameters)
+            != ["self", "f", "grid_dim", "block_dim", "debug"]):
         return
     thread_run = bt.run
 
