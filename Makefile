@@ -33,6 +33,13 @@ WAVE64_TESTS := tests/kernels/test_sampling.py tests/kernels/test_sampling_fast.
 	tests/kernels/test_set_rows.py tests/regress/test_fast_finalize_fold_past_256_splits.py
 test: $(VENV)/.installed-dev
 	@mkdir -p build && rm -f $(SIGS) $(SIGS64)
+	@# (the AMD toolchain's setup, mostly downloads on a fresh machine, beside the tests; the
+	@# AMD step waits for it on the same lock and sets up again itself if it failed)
+	@if [ "$(AMD_GATE)" != 0 ] && echo " $(BACKENDS) " | grep -q " sim "; then \
+	  echo "== the AMD toolchain's setup in the background (build/amd-setup.log)"; \
+	  mkdir -p $(AMD_HOME) && (PY=$(PY) flock $(AMD_LOCK) tools/amd/setup.sh $(AMD_HOME) \
+	    > build/amd-setup.log 2>&1 &); \
+	fi
 	@$(VPY) -c "import rocsample._fastcall" || { echo "rocsample._fastcall was not built (a C compiler and Python's headers: python3-dev)"; exit 1; }
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; t=$$(date +%s); \
@@ -67,13 +74,15 @@ AMD_ARCHS ?= gfx1151 gfx942
 AMD_JOBS ?= 2
 AMD_REPORT ?= docs/amd-kernels.md
 AMD_CACHE ?= $(CURDIR)/build/amd/cache
+AMD_LOCK = $(AMD_HOME)/.setup-lock
 AMD_TESTS := tests/backends/test_hip_offline.py tests/backends/test_hip_compile_check.py \
 	tests/regress/test_float16_logits_unsupported_by_numba_hip.py \
 	tests/regress/test_finishing_nucleus_form_used_scratch_on_gfx1151.py \
 	tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py
 check-amd-offline:
 	@test -s $(SIGS) || { echo "check-amd-offline: no $(SIGS): run make test (its sim run records the kernels)"; exit 1; }
-	@PY=$(PY) tools/amd/setup.sh $(AMD_HOME)
+	@mkdir -p $(AMD_HOME) && PY=$(PY) flock $(AMD_LOCK) tools/amd/setup.sh $(AMD_HOME)
+	@if [ -s build/amd-setup.log ]; then grep "^amd toolchain" build/amd-setup.log; rm -f build/amd-setup.log; fi
 	@. $(AMD_HOME)/env.sh && export PYTHONPATH=$(CURDIR) ROCSAMPLE_AMD_CACHE=$(AMD_CACHE) && \
 	  mkdir -p build/amd && \
 	  $$ROCSAMPLE_AMD_PY tools/amd/compile_check.py $(SIGS) $$(test -s $(SIGS64) && echo $(SIGS64)) \
