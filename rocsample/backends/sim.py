@@ -107,7 +107,8 @@ def quiet_float_errors() -> None:
 class _BlockBarrier:
     """``__syncthreads`` for one simulated block: releases the waiting threads when every thread
     still running waits (a thread that returned no longer counts, as on the simulator and on a
-    GPU since Volta); ``abort`` releases them all with an error."""
+    GPU since Volta); ``abort`` releases them all with an error and keeps the first thread that
+    failed (``failed``)."""
 
     def __init__(self, threads: int) -> None:
         self.cond = threading.Condition(threading.Lock())
@@ -115,6 +116,7 @@ class _BlockBarrier:
         self.waiting = 0
         self.generation = 0
         self.aborted = False
+        self.failed = None
 
     def _release_if_all_wait(self) -> None:   # (holding cond)
         if self.waiting and self.waiting == self.live:
@@ -139,8 +141,10 @@ class _BlockBarrier:
             self.live -= 1
             self._release_if_all_wait()
 
-    def abort(self) -> None:
+    def abort(self, thread) -> None:
         with self.cond:
+            if self.failed is None:
+                self.failed = thread
             self.aborted = True
             self.cond.notify_all()
 
@@ -181,16 +185,17 @@ def event_driven_blocks() -> None:
         finally:
             barrier = self._rocsample_barrier
             if self.exception is not None:
-                barrier.abort()
+                barrier.abort(self)
             barrier.leave()
 
     def run_block(self, grid_point, *args):
         barrier = _BlockBarrier(int(np.prod(self._block_dim)))
         threads = []
-        for block_point in np.ndindex(*self._block_dim):
-            def target():
-                self._f(*args)
 
+        def target():
+            self._f(*args)
+
+        for block_point in np.ndindex(*self._block_dim):
             t = bt(target, self, grid_point, block_point, self._debug)
             t._rocsample_barrier = barrier
             threads.append(t)
@@ -198,11 +203,8 @@ def event_driven_blocks() -> None:
             t.start()
         for t in threads:
             t.join()
-        # the first failure (the others' are the abort's "abort flag set" errors)
-        failed = [t for t in threads if t.exception is not None]
-        if failed:
-            first = next((t for t in failed if "abort flag set" not in str(t.exception[0])),
-                         failed[0])
+        first = barrier.failed   # (the others' errors are the abort's)
+        if first is not None:
             raise first.exception[0].with_traceback(first.exception[1])
 
     syncthreads._rocsample_events = run_thread._rocsample_events = True

@@ -16,8 +16,6 @@ the plain form's launches are the records that the AMD test compiles.
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 import pytest
 
@@ -29,23 +27,15 @@ from tests.kernels.test_sampling_nucleus import (  # noqa: F401 (fixtures)
     _nucleus_on,
     shape,
 )
+from tests.regress.test_argmax_kernel_missing_from_the_kernel_record import _kernel_sigs
 
 
 def _names(backend, launched):
-    """The launched kernels' paths in their build namespaces (``f16.hist._sample_nucleus_kernel``:
-    the names that the kernel records carry)."""
-    where = {}
-
-    def walk(ns, prefix):
-        for name, obj in vars(ns).items():
-            if isinstance(obj, types.SimpleNamespace):
-                walk(obj, f"{prefix}{name}.")
-            else:
-                where.setdefault(id(obj), prefix + name)
-
-    for ns in list(backend._kernel_cache.values()):
-        if isinstance(ns, types.SimpleNamespace):
-            walk(ns, "")
+    """The launched kernels' paths in their build namespaces (``f16.hist._sample_nucleus_kernel``),
+    as the kernel recorder (tools/kernel_sigs.py) names them."""
+    paths = _kernel_sigs()._paths
+    where = {id(obj): path for ns in list(backend._kernel_cache.values())
+             for path, obj in paths(ns)}
     return {where.get(id(k)) for k in launched}
 
 
