@@ -45,13 +45,17 @@ def _tool(name: str) -> str:
     return p
 
 
-def analyse(ptx: str, workdir: str) -> dict:
-    """Registers, spills, shared bytes, SASS length and loops of one kernel's PTX."""
+def analyse(ptx: str, workdir: str, max_registers: int | None = None) -> dict:
+    """Registers, spills, shared bytes, SASS length and loops of one kernel's PTX, assembled
+    under the kernel's register cap (``max_registers``: its ``cuda.jit`` option, which
+    ``compile_ptx`` does not take)."""
     src = os.path.join(workdir, "k.ptx")
     cubin = os.path.join(workdir, "k.cubin")
     with open(src, "w") as f:
         f.write(ptx)
     extra = os.environ.get("PTXAS_ARGS", "").split()  # e.g. PTXAS_ARGS=-maxrregcount=64
+    if max_registers and not any(x.startswith("-maxrregcount") for x in extra):
+        extra.append(f"-maxrregcount={max_registers}")
     r = subprocess.run([_tool("ptxas"), "-arch=sm_90", "-v", *extra, "-o", cubin, src],
                        capture_output=True, text=True, check=True)
     info = r.stderr
@@ -108,7 +112,7 @@ def main(argv=None) -> int:
                 print(f"{label[:58]:58} compile failed: {type(e).__name__}: "
                       f"{str(e).splitlines()[0] if str(e) else ''}", flush=True)
                 continue
-            s = analyse(ptx, tmp)
+            s = analyse(ptx, tmp, k.targetoptions.get("max_registers"))
             loops = ", ".join(f"{b}/{n}" for b, n in s["loops"] if b > 20) or "-"
             print(f"{label[:58]:58} {s['registers']:>4} {s['spill']:>5} {s['smem']:>6} "
                   f"{s['sass']:>5}  {loops}", flush=True)

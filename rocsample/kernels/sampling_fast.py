@@ -98,16 +98,22 @@ GMAX = 4096
 TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
-#: Phase 1's register caps, (non-drawing variants, drawing variants); numba-cuda only
-#: (``rocsample.kernels.register_cap``). Uncapped: the drawing variants hold 56 (64 with
-#: logprobs) registers, their fast variants (TOP2 forms too) 64 (sm_90, tools/sass_stats.py).
-PARTIALS_MAX_REGISTERS = (None, None)
+#: Phase 1's register caps, (non-drawing variants, drawing variants, their fast variants);
+#: numba-cuda only (``rocsample.kernels.register_cap``; families "partials", "partials_draw",
+#: "partials_fast"). Uncapped: the drawing variants hold 56 (64 with logprobs) registers. The
+#: fast variants took 72 with the block's redraw of unsettled threads (TOP2 and TOP4 forms,
+#: with or without logprobs: 3 blocks of 256 threads an SM instead of 4); at the cap of 64
+#: ptxas spills 16-36 bytes outside the fast loop (one 8-byte pair around it, the rest in the
+#: redraw) and the loop is 4-17 instructions a round of 8 tokens shorter than the uncapped
+#: loop before the redraw (sm_90, tools/sass_stats.py, which assembles under each cap).
+PARTIALS_MAX_REGISTERS = (None, None, 64)
 #: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
 #: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
 #: bound of its best exact score is skipped; the others' approximate scores
 #: (``gumbel_fast``) keep each thread's three best, of which the two best are recomputed exactly,
-#: unless the third is within the bound of the first (then the thread draws its quads again
-#: exactly). ``ROCSAMPLE_DRAW_FAST=0`` draws every token exactly (the same tokens either way).
+#: unless the third is within the bound of the first (the TOP2 forms: of the second; then the
+#: block draws that thread's quads again exactly, each quad by one thread: ``redraw``).
+#: ``ROCSAMPLE_DRAW_FAST=0`` draws every token exactly (the same tokens either way).
 DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"
 #: Fewest quads each thread of a launch streams for the router to pick the fast variant
 #: (fewer: the exact one, whose finish is shorter): on the H200 the fast pass was 1.2-1.7 us
@@ -805,6 +811,7 @@ def make(cuda, load, h):
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
         NG2 = MAX_BLOCK if TOP2 and not TOP4 else 1   # the second-best score slots (TOP2)
         NL4 = MAX_BLOCK if TOP4 else 1   # the four-best lists and their bounds (TOP4)
+        NUL = MAX_BLOCK if FAST else 1   # the threads the fast pass left unsettled (redraw)
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
         # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
@@ -888,7 +895,7 @@ def make(cuda, load, h):
             # cannot win), its approximate score float32(v * inv_t) + gumbel_fast into the
             # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens, int32). A score that is
             # not finite (an overflowed scaled logit) sets a3 to NaN: nothing is kept after it
-            # and the thread draws again exactly (fast_settled).
+            # and the block draws the thread's quads again exactly (fast_settled, redraw).
             # (the noise's uniform and cap for every token, finite or not: computed inside the
             # test, the Philox call that makes them was duplicated into each token's branch)
             u = uniform(x)
@@ -969,22 +976,52 @@ def make(cuda, load, h):
             return bg, bgi, bg2, bgi2
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def draw_exact(xr, c, qb, bs1, inv_t, sd, ps, bg, bgi, bg2, bgi2):
-            # The exact draw over the whole quads c, c + bs1, ... below qb (a thread whose fast
-            # pass did not settle): bg, bgi (bg2, bgi2) only, by fold_draw (its maximum and LP
-            # pair unused).
-            while c < qb:
-                j = c << np.int64(2)
-                g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
-                for u in range(4):
-                    _bv, _bi, bg, bgi, bg2, bgi2, _lm, _ls = fold_draw(
-                        load(xr, 0, j + np.int64(u)), pick4(g0, g1, g2, g3, u), j + np.int64(u),
-                        inv_t, _F32_NINF, j, bg, bgi, bg2, bgi2, _F32_NINF, _F32_0)
-                c += bs1
+        def fold_any(v, g0, t, inv_t, bg, bgi, bg2, bgi2):
+            # Token t's exact score (g0 its noise; v its logit, skipped unless finite) folded
+            # into (bg, bgi) (and bg2, bgi2) wherever its index falls among the tokens folded
+            # before it: a tie goes to the lower index (redraw's tokens reach a thread in no
+            # index order).
+            if v > _F32_NINF and v < _F32_INF:
+                g = np.float32(v * inv_t) + g0
+                if not g <= bg or (g == bg and t < bgi):
+                    if TOP2:
+                        bg2 = bg
+                        bgi2 = bgi
+                    bg = g
+                    bgi = t
+                elif TOP2 and (not g <= bg2 or (g == bg2 and t < bgi2)):
+                    bg2 = g
+                    bgi2 = t
+            return bg, bgi, bg2, bgi2
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def redraw(xr, qa, qb, bs1, tid, nun, ul, inv_t, sd, ps, bg, bgi, bg2, bgi2):
+            # The exact draw of the quads of the nun threads listed in ul (thread t streamed
+            # the whole quads qa + t + m * bs1 below qb), spread over the block: this thread
+            # draws quads m = tid, tid + bs1, ... of each (one each while a thread streamed at
+            # most a block's count of quads, rows up to 4 * bs1 * bs1 logits a split), folded
+            # into its own bg, bgi (bg2, bgi2) by fold_any; the block's tree then finds them
+            # wherever they went. (An unsettled thread used to draw its own quads again alone,
+            # about 400 SASS instructions a quad, behind which the whole block waited: 31 quads
+            # at 256 x 32000, where about 2% of the TOP2 form's blocks hold such a thread,
+            # tools/settle_emulation.py.)
+            u = 0
+            while u < nun:
+                c = qa + np.int64(ul[u]) + np.int64(tid) * bs1
+                while c < qb:
+                    j = c << np.int64(2)
+                    g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
+                    for k in range(4):
+                        bg, bgi, bg2, bgi2 = fold_any(
+                            load(xr, 0, j + np.int64(k)), pick4(g0, g1, g2, g3, k),
+                            j + np.int64(k), inv_t, bg, bgi, bg2, bgi2)
+                    c += bs1 * bs1
+                u += 1
             return bg, bgi, bg2, bgi2
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(
-            cuda, "partials_draw" if DRAW else "partials", PARTIALS_MAX_REGISTERS[DRAW]))
+            cuda, ("partials", "partials_draw", "partials_fast")[2 if FAST else int(DRAW)],
+            PARTIALS_MAX_REGISTERS[2 if FAST else int(DRAW)]))
         def _sample_partials_fast_kernel(x, n, chunk, temp, topk, topp, minp, seed, pos, tpt,
                                          kcap, pf, pi, tm, ctr, si, sf, hc, hm, tokens, logprobs,
                                          status, cflag):
@@ -1006,6 +1043,8 @@ def make(cuda, load, h):
             sm_ds = cuda.shared.array(NLP, np.float64)
             last_blk = cuda.shared.array(1, np.int32)
             sm_lb = cuda.shared.array(1, np.int32)
+            sm_nu = cuda.shared.array(1, np.int32)
+            sm_ul = cuda.shared.array(NUL, np.int32)
             t = temp[row]
             k = topk[row]
             # (a drawing variant's seed and position with the row's parameters: loaded after
@@ -1037,6 +1076,7 @@ def make(cuda, load, h):
                 if FAST:
                     if tid == 0:
                         sm_lb[0] = _LB_NONE   # the order key of -inf: no bound yet
+                        sm_nu[0] = 0   # no thread listed for the redraw yet
                     cuda.syncthreads()
                 inv_t = _F32_1 / t
                 # quads wholly inside [lo, hi) are [qa, qb); a partial first quad (lo not a
@@ -1055,7 +1095,6 @@ def make(cuda, load, h):
                 # the fast pass (FAST variants) or the exact loops below: one of the two per
                 # variant (with both in one kernel, ptxas made the fast loop 30% longer)
                 if FAST:
-                    c0 = c
                     a1 = _F32_NINF
                     a2 = _F32_NINF
                     a3 = _F32_NINF
@@ -1094,7 +1133,8 @@ def make(cuda, load, h):
                                 j + np.int64(u), inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
-                    # partial first quad; or, unsettled, every quad of the thread drawn again
+                    # partial first quad; or, unsettled, every quad of the thread drawn again,
+                    # by the whole block (redraw)
                     if fast_settled(a2 if TOP2 else a1, a3):
                         if TOP4:
                             ut = fast_bound(a3, lb)
@@ -1113,8 +1153,12 @@ def make(cuda, load, h):
                         bg, bgi, bg2, bgi2 = fold_exact(vb, ib, n, inv_t, sd, ps, bg, bgi, bg2,
                                                         bgi2)
                     else:
-                        bg, bgi, bg2, bgi2 = draw_exact(xr, c0, qb, bs1, inv_t, sd, ps, bg, bgi,
-                                                        bg2, bgi2)
+                        sm_ul[atomic_add(sm_nu, 0, np.int32(1))] = np.int32(tid)
+                    cuda.syncthreads()
+                    nun = np.int64(sm_nu[0])
+                    if nun > _I64_0:
+                        bg, bgi, bg2, bgi2 = redraw(xr, qa, qb, bs1, tid, nun, sm_ul, inv_t, sd,
+                                                    ps, bg, bgi, bg2, bgi2)
                     if LATE and tid == 0 and (lo & np.int64(3)) != 0 and lo < hi:
                         bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_first(
                             xr, lo >> np.int64(2), lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2,

@@ -20,6 +20,7 @@ from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
 from rocsample.kernels import sampling_hist as KH
 from rocsample.reference import philox
+from rocsample.reference import sampling as R
 from tests.kernels.test_sampling import (
     compare,
     host,
@@ -353,3 +354,79 @@ def test_mass_bound_covers_the_float32_masses():
     e[fv == kf] = 1.0
     err = np.abs(e.astype(np.float64) * 2.0**40 - exact)
     assert (err <= KH.NUC_REL * exact + 0.5).all(), float(((err - 0.5) / exact).max())
+
+
+def _listed_rows(plan, rows, vocab, form, position):
+    """Rows for test_unsettled_threads_are_redrawn_by_the_block: in split 0 of each, two threads
+    of phase 1's fast pass (thread t's whole quads: qa + t + m * block) hold three scores each
+    whose approximations their thread cannot order (two within 2e-5, under the pass's bound of
+    about 1.3e-4): scores 3 (p1), 2, 2 - d in thread t and 2.5 (q1), 1, 1 - d in thread u (the
+    temperature form, whose thread orders its best against its third: 3, 3 - d, 3 - 2d and 2.5,
+    2.5 - d, 2.5 - 2d); every other logit is -20 (scores below -4). p1 lies in thread t's first
+    quad, q1 in thread u's last; p1's noise is above q1's and its thread's other two by more than
+    1, so its logit is below theirs; top_p ends the nucleus just above p1's logit, so the token
+    is q1, phase 1's second best. Returns (logits, seeds, top_p, the expected tokens)."""
+    d = 2e-5
+    bs, chunk = plan.block, plan.chunk_draw
+    qb = min(chunk, vocab) // 4
+    seed = np.arange(61, 61 + rows, dtype=np.uint64)
+    lg = np.full((rows, vocab), -20.0, np.float32)
+    top_p = np.empty(rows, np.float32)
+    want = []
+    for r in range(rows):
+        g = philox.token_gumbel(seed[r], np.uint64(position),
+                                np.arange(vocab, dtype=np.int64)).astype(np.float64)
+        toks = [np.array([4 * c + w for c in range(t, qb, bs) for w in range(4)])
+                for t in range(bs)]
+        # p1 the best noise of thread t's first quad, q1 of thread u's last (a redraw skipping
+        # either end of a thread's quads loses one), the two noises more than 1 apart (q1's
+        # logit above p1's)
+        p1 = [int(tk[np.argmax(g[tk[:4]])]) for tk in toks]
+        q1 = [int(tk[-4:][np.argmax(g[tk[-4:]])]) for tk in toks]
+        t, u = next((a, b) for a in range(1, bs) for b in range(1, bs)
+                    if a != b and g[p1[a]] > g[q1[b]] + 1.0)
+
+        pt, qt = ([f] + [int(i) for i in tk if g[i] < g[f] - 1.5][:2]
+                  for tk, f in ((toks[t], p1[t]), (toks[u], q1[u])))
+        ps, qs = ([3.0, 3.0 - d, 3.0 - 2 * d], [2.5, 2.5 - d, 2.5 - 2 * d]) \
+            if form == "temperature" else ([3.0, 2.0, 2.0 - d], [2.5, 1.0, 1.0 - d])
+        for i, s in zip(pt + qt, ps + qs):
+            lg[r, i] = np.float32(s - g[i])
+        if form == "temperature":
+            want.append(pt[0])
+            continue
+        # the nucleus: every token whose logit is above p1's (q1 among them), by the mass
+        # unit's arithmetic of the reference (halfway into the last one's mass)
+        x = lg[r].astype(np.float64)
+        m = np.floor(np.exp(x - x.max()) * 2.0**40 + 0.5)
+        above = np.sort(m[x > x[pt[0]]])[::-1]
+        assert lg[r, qt[0]] > lg[r, pt[0]]
+        top_p[r] = np.float32((above.sum() - above[-1] / 2) / m.sum())
+        want.append(qt[0])
+    return lg, seed, top_p, want
+
+
+@pytest.mark.parametrize("form", ["top2", "top4", "temperature"])
+def test_unsettled_threads_are_redrawn_by_the_block(backend, shape, monkeypatch, form):
+    # Phase 1's fast pass trusts a thread's order of its best scores only when its next score
+    # is clear of them by the approximation's bound; a thread left unsettled has its quads drawn
+    # again exactly, by the whole block, each quad by one thread (redraw). Two such threads a
+    # row hold the row's best scores: the tokens are the reference's, and for top_p the nucleus
+    # pass takes phase 1's second best itself (NUC_W2): a redraw that lost or misplaced those
+    # quads would leave the row to the pass's exact finish, or draw another token. The TOP2
+    # form (up to NUC_FINISH_TOP2_ROWS rows), the TOP4 form and the temperature-only variant.
+    monkeypatch.setattr(router, "NUC_FINISH_TOP2_ROWS", 1 << 30 if form == "top2" else 0)
+    rows = 3
+    vocab = _random_vocab(backend, shape)
+    plan = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
+                      _splits=shape["splits"]).plan
+    assert plan.chunk_draw >= 4 * KF.FAST_MIN_QUADS * plan.block   # the fast pass
+    lg, seed, top_p, want = _listed_rows(plan, rows, vocab, form, position=3)
+    params = dict(temperature=1.0) if form == "temperature" else dict(temperature=1.0,
+                                                                        top_p=top_p)
+    tok, _, how = _call(backend, shape, lg, seed=seed, position=3, **params)
+    got = compare(backend, lg, tok, seed=seed, position=3, **params)
+    assert [int(t) for t in got] == want
+    assert not R.sample_with_margin(lg, seed=seed, position=3, **params)[3].any()
+    if form != "temperature":
+        assert list(how) == [KF.NUC_W2] * rows
