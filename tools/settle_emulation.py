@@ -10,8 +10,11 @@ second (TOP2) best less twice the error. Prints the share of tokens past the ski
 left unsettled and of blocks holding one. The twenty-seventh session's runs (T from 0.5 to 2):
 6.4% of tokens past the skip in both forms (6.7% TOP2), nearly all of them the first round's,
 before any bound; unsettled threads in no block (temperature) and in 0.4-2.7% of blocks (TOP2).
-Neither accounts for the TOP2 form's extra cost (docs/PERF_NOTES.md, "Twenty-seventh
-session").
+That session read those as too few to matter; but a launch of 256 such blocks then holds one
+in nearly every call (the last figure printed: 1 - (1 - share)^256), and it ends with that
+block, whose thread drew its whole share again alone: 31 quads at about 410 SASS instructions
+each. Since the twenty-ninth session the block draws such a thread's quads together
+(``sampling_fast`` ``redraw``; docs/PERF_NOTES.md, "Twenty-ninth session").
 
     python tools/settle_emulation.py
 """
@@ -48,5 +51,7 @@ for T in (0.8, 1.0):
         top = a2 if mode == "top2" else a1
         settled = (a3 == -np.inf) | (a3 + eps(a3) < top - eps(top))
         uns = ~settled
+        share = uns.any(axis=1).mean()
         print(f"T={T} {mode}: tokens past the skip {passed / (B*TH*NT):.3%}, unsettled threads "
-              f"{uns.mean():.4%}, blocks with one {uns.any(axis=1).mean():.1%}")
+              f"{uns.mean():.4%}, blocks with one {share:.1%}, launches of {B} blocks with one "
+              f"{1 - (1 - share) ** B:.0%}")
