@@ -101,11 +101,12 @@ MAX_BLOCK = 512
 #: Phase 1's register caps, (non-drawing variants, drawing variants, their fast variants);
 #: numba-cuda only (``rocsample.kernels.register_cap``; families "partials", "partials_draw",
 #: "partials_fast"). Uncapped: the drawing variants hold 56 (64 with logprobs) registers. The
-#: fast variants took 72 with the block's redraw of unsettled threads (TOP2 and TOP4 forms,
-#: with or without logprobs: 3 blocks of 256 threads an SM instead of 4); at the cap of 64
-#: ptxas spills 16-36 bytes outside the fast loop (one 8-byte pair around it, the rest in the
-#: redraw) and the loop is 4-17 instructions a round of 8 tokens shorter than the uncapped
-#: loop before the redraw (sm_90, tools/sass_stats.py, which assembles under each cap).
+#: fast variants' TOP2 and TOP4 forms took 72 with the block's redraw of unsettled threads (3
+#: blocks of 256 threads an SM instead of 4). At the cap of 64 (sm_90, tools/sass_stats.py,
+#: which assembles under each cap): every fast loop 673 SASS instructions a round of 8 tokens
+#: (681 / 677 / 677 before the redraw), no spill in the temperature variant, 12 and 60 bytes in
+#: the TOP2 and TOP4 forms outside the fast loop (the redraw, the row tail); with logprobs 874 /
+#: 879 / 878 (889 / 896 / 896), 32 bytes, of which 4-5 local loads a round in the fast loop.
 PARTIALS_MAX_REGISTERS = (None, None, 64)
 #: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
 #: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
@@ -997,26 +998,37 @@ def make(cuda, load, h):
         @cuda.jit(device=True, cache=JIT_CACHE)
         def redraw(xr, qa, qb, bs1, tid, nun, ul, inv_t, sd, ps, bg, bgi, bg2, bgi2):
             # The exact draw of the quads of the nun threads listed in ul (thread t streamed
-            # the whole quads qa + t + m * bs1 below qb), spread over the block: this thread
-            # draws quads m = tid, tid + bs1, ... of each (one each while a thread streamed at
-            # most a block's count of quads, rows up to 4 * bs1 * bs1 logits a split), folded
-            # into its own bg, bgi (bg2, bgi2) by fold_any; the block's tree then finds them
-            # wherever they went. (An unsettled thread used to draw its own quads again alone,
-            # about 400 SASS instructions a quad, behind which the whole block waited: 31 quads
-            # at 256 x 32000, where about 2% of the TOP2 form's blocks hold such a thread,
-            # tools/settle_emulation.py.)
-            u = 0
+            # the whole quads qa + t + m * bs1 below qb, m < mq), spread over the block: work
+            # item w = u * mq + m is quad m of listed thread u, and this thread takes w = tid,
+            # tid + bs1, ... (w's parts kept by subtraction: no division a step). Each score is
+            # folded into this thread's bg, bgi (bg2, bgi2) by fold_any; the block's tree then
+            # finds them wherever they went. One unsettled thread costs the block about one
+            # quad's draw; every thread unsettled (rows of infinite scores, T 1e-30) what each
+            # drawing its own cost before. (An unsettled thread used to draw its own quads
+            # again alone, about 400 SASS instructions a quad, behind which the whole block
+            # waited: 31 quads at 256 x 32000, where about 2% of the TOP2 form's blocks hold
+            # such a thread, tools/settle_emulation.py.)
+            mq = np.int64(0)   # the most quads a thread streamed: ceil((qb - qa) / bs1)
+            r = qb - qa
+            while r > _I64_0:
+                r -= bs1
+                mq += np.int64(1)
+            u = np.int64(0)
+            m = np.int64(tid)
             while u < nun:
-                c = qa + np.int64(ul[u]) + np.int64(tid) * bs1
-                while c < qb:
+                if m >= mq:
+                    m -= mq
+                    u += np.int64(1)
+                    continue
+                c = qa + np.int64(ul[u]) + m * bs1
+                if c < qb:
                     j = c << np.int64(2)
                     g0, g1, g2, g3 = quad_gumbel(sd, ps, c)
                     for k in range(4):
                         bg, bgi, bg2, bgi2 = fold_any(
                             load(xr, 0, j + np.int64(k)), pick4(g0, g1, g2, g3, k),
                             j + np.int64(k), inv_t, bg, bgi, bg2, bgi2)
-                    c += bs1 * bs1
-                u += 1
+                m += bs1
             return bg, bgi, bg2, bgi2
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(

@@ -2,7 +2,7 @@
 # The twenty-ninth session's second device call (after s29_first.sh on the same machine, whose
 # /tmp numba caches it reuses; carry .whl, .alt/7cf7865 and .peers/fi074; <= 590 s): the
 # redraw A/B again with wider shapes, temperature 0.8 and 1.0 (the fast variant without TOP2,
-# whose loop and register cap changed: 681 -> 671 SASS instructions a round of 8 tokens, 64
+# whose loop and register cap changed: 681 -> 673 SASS instructions a round of 8 tokens, 64
 # registers either way), then bench/test_sampling.py's top_p095 and greedy at the twelve shapes
 # with PyTorch and FlashInfer 0.7.4 in one process (BLIM, default 240 s).
 # Output: $OUT/ab.txt, bench.json, bench.md
