@@ -313,10 +313,10 @@ def test_fast_pass_draws_the_reference_tokens(backend, shape, rng, temperature):
 def test_drawing_near_ties_fall_back_to_the_exact_draw(backend, shape, lp):
     # Temperature rows pick each thread's winner by approximate scores (gumbel_fast, trusted to
     # GUMBEL_FAST_ERR) and recompute the two best exactly; a thread whose third best is within
-    # the bound of its best draws its quads again exactly. Logits chosen so that the scaled
-    # scores l_i + G_i fall by 1e-5 a token away from a peak (gaps far above the reference's
-    # margin, far below the bound): every thread falls back, and the tokens must still be the
-    # reference's, the peak. Row 0 peaks at token 0, row 1 inside the row; row 2 (T 1e-30: every
+    # the bound of its best has its quads drawn again exactly, by the whole block (redraw).
+    # Logits chosen so that the scaled scores l_i + G_i fall by 1e-5 a token away from a peak
+    # (gaps far above the reference's margin, far below the bound): every thread falls back
+    # (the block's list at its longest), and the tokens must still be the reference's, the peak. Row 0 peaks at token 0, row 1 inside the row; row 2 (T 1e-30: every
     # score infinite) is drawn the exact way too.
     from rocsample.reference import philox
 
