@@ -207,8 +207,9 @@ MODE_GREEDY, MODE_RACE, MODE_TILE, MODE_MINP, MODE_HIST = range(5)
 #: masses before them.
 HS_W1, HS_W2, HS_NZ, HS_NS1, HS_NS2, HS_NUC, HS_W3, HS_W4, HS_NS3, HS_NS4 = range(16, 26)
 #: HS_NUC: not decided by the nucleus pass (the histogram path finishes the row), else which of
-#: the best tokens is the first to survive top-p.
-NUC_NONE, NUC_W1, NUC_W2, NUC_W3, NUC_W4 = range(5)
+#: the best tokens is the first to survive top-p; NUC_EXACT: the finishing form's bounds
+#: straddled the target and its exact pass (the integer masses themselves) took one of them.
+NUC_NONE, NUC_W1, NUC_W2, NUC_W3, NUC_W4, NUC_EXACT = range(6)
 #: float64 row state column (``sf``): the row's log-sum-exp (logprob launches).
 HF_LSE = 0
 #: Bins of the histogram path (per row, by the filter key's distance below the row maximum).

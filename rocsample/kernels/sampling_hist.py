@@ -1301,16 +1301,83 @@ def make(cuda, load, h, f):
                         tok = w3
                         how = F.NUC_W3
                 if FINISH and v == -1 and w4 >= _I64_0:
-                    if nuc_verdict(si[row, F.HS_NS4], nn, tlo, thi) == 1:
+                    v = nuc_verdict(si[row, F.HS_NS4], nn, tlo, thi)
+                    if v == 1:
                         tok = w4
                         how = F.NUC_W4
                 si[row, F.HS_NUC] = how
-                nsv[0] = 1
+                # (FINISH: 2 where the bounds straddled the target: the exact pass below)
+                nsv[0] = 2 if FINISH and v == 0 else 1
                 if tok >= _I64_0:
                     put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
                     si[row, F.HS_DONE] = 1
                     nsv[0] = 0
             if FINISH:
+                cuda.syncthreads()
+                if nsv[0] == 2:
+                    # The bounds straddled the target: the exact sums themselves, the reference's
+                    # integer masses (hmass) of the row and before each of the best, by this
+                    # block over the row (one float64 exponential a token: a few microseconds,
+                    # where the histogram and select passes by one block took about 130 at
+                    # 32000 logits; H200, bench/test_sampling.py's 256 x 32000 inputs, row 255)
+                    ez = _I64_0
+                    e1 = _I64_0
+                    e2 = _I64_0
+                    e3 = _I64_0
+                    e4 = _I64_0
+                    i = np.int64(tid)
+                    while i < np.int64(n):
+                        fv = _F32_INF
+                        vv = load(x, row, i)
+                        if is_finite(vv):
+                            fv = filt(vv, inv_t, is_vllm)
+                            e = hmass(fv, xm)
+                            ez += e
+                            if fv > f1 or (fv == f1 and i < w1):
+                                e1 += e
+                            if fv > f2 or (fv == f2 and i < w2):
+                                e2 += e
+                            if fv > f3 or (fv == f3 and i < w3):
+                                e3 += e
+                            if fv > f4 or (fv == f4 and i < w4):
+                                e4 += e
+                        i += np.int64(bs)
+                    sz[tid] = ez
+                    s1[tid] = e1
+                    s2[tid] = e2
+                    s3[tid] = e3
+                    s4[tid] = e4
+                    cuda.syncthreads()
+                    step = bs // 2
+                    while step > 0:
+                        if tid < step:
+                            sz[tid] += sz[tid + step]
+                            s1[tid] += s1[tid + step]
+                            s2[tid] += s2[tid + step]
+                            s3[tid] += s3[tid + step]
+                            s4[tid] += s4[tid + step]
+                        cuda.syncthreads()
+                        step //= 2
+                    if tid == 0:
+                        # the first of the best before whose exact mass the target is not
+                        # reached (absent ones, -1, are skipped)
+                        tgt = topp_target(p, sz[0])
+                        tok = _I64_M1
+                        if s1[0] < tgt:
+                            tok = w1
+                        elif w2 >= _I64_0 and s2[0] < tgt:
+                            tok = w2
+                        elif w3 >= _I64_0 and s3[0] < tgt:
+                            tok = w3
+                        elif w4 >= _I64_0 and s4[0] < tgt:
+                            tok = w4
+                        nsv[0] = 1
+                        if tok >= _I64_0:
+                            put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs,
+                                      status)
+                            si[row, F.HS_DONE] = 1
+                            si[row, F.HS_NUC] = F.NUC_EXACT
+                            nsv[0] = 0
                 # the row the bounds leave: the histogram and select passes over the whole
                 # row by this block (one split: each pass's count is this block's alone, the
                 # nucleus pass's own, back at 0), in this block's shared memory: the bins in

@@ -179,10 +179,12 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
                                                                                geometry):
     # A constant row: every mass is 2**40 and the best token (position r of the order: ties go
     # by index) has r * 2**40 before it. With top_p r / n the target lies within the
-    # approximation's bound of that mass, so the pass must not decide; with (r + off) / n, off
-    # tokens past the bound (2**-15 of the row's mass, plus two units a token), it takes the
-    # token. The tokens are the reference's either way: the rows left go through the
-    # row-strided passes (one block row: every row) or the pass's own finish.
+    # approximation's bound of that mass, so the bounds must not decide; with (r + off) / n,
+    # off tokens past the bound (2**-15 of the row's mass, plus two units a token), the pass
+    # takes the token. The tokens are the reference's either way: the rows left go through the
+    # row-strided passes (one block row: every row), or the finishing form sums the integer
+    # masses themselves and takes the first of its best inside the nucleus (NUC_EXACT), leaving
+    # to its one-block histogram finish only rows where none is.
     vocab = shape["vocab"]
     idx = np.arange(vocab, dtype=np.int64)
     far = 1.0 + 4.0 * vocab * 2.0**-15
@@ -194,12 +196,23 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
             best.append(b)
     seeds = np.array(seeds, np.uint64)
     lg = np.ones((seeds.size, vocab), np.float32)
-    for off, want in ((0.0, KF.NUC_NONE), (far, KF.NUC_W1)):
+    # (the two best scores of each row: the finishing form's exact pass takes the first of
+    # them inside the nucleus, by the integer masses themselves; NUC_NONE where neither is)
+    two = [np.argsort(-philox.token_gumbel(s, np.uint64(2), idx), kind="stable")[:2]
+           for s in seeds]
+    for off in (0.0, far):
         p = np.array([(b + off) / vocab for b in best], np.float32)
         tok, _, how = _call(backend, shape, lg, seed=seeds, position=2, temperature=1.0,
                             top_p=p, geometry=geometry)
-        compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
-        assert list(how) == [want] * seeds.size
+        got = compare(backend, lg, tok, seed=seeds, position=2, temperature=1.0, top_p=p)
+        if off:
+            want = [KF.NUC_W1] * seeds.size
+        elif geometry:
+            want = [KF.NUC_NONE] * seeds.size
+        else:
+            want = [KF.NUC_EXACT if int(t) in w else KF.NUC_NONE for t, w in zip(got, two)]
+            assert KF.NUC_EXACT in want   # (the seeds reach the exact pass)
+        assert list(how) == want
 
 
 def test_row_strided_blocks_serve_more_rows_than_they_have_threads(backend, shape):
