@@ -53,7 +53,11 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    ``select_row`` as one split, in the pass's shared memory): routes whose histogram-path rows
    are all top-p-only, of rows of at most ``sampling_router.NUC_FINISH_VOCAB`` logits, launch it
    alone after phase 1 (``Route.finish``), two launches fewer than the passes below. One block
-   finishing a left row is slow (about 145 us at 32000 logits), so there phase 1 keeps four
+   finishing a left row is slow (about 145 us at 32000 logits). Where the bounds straddle the
+   target, the last block first sums the reference's integer masses themselves (``hmass``: the
+   row's and those before each of the best) and takes the first of the best before which the
+   target is not reached (``NUC_EXACT``); only rows where none is go on to that finish. And
+   there phase 1 keeps four
    best scores in batches of more than ``sampling_router.NUC_FINISH_TOP2_ROWS`` rows (its TOP4
    form: W3, W4 where it can certify them; its TOP2 form sets them to -1) and this pass takes
    the first of W1 .. W4 in the nucleus (``nuc_token4``): a row is left about 0.05**4 of the
