@@ -1331,7 +1331,6 @@ def make(cuda, load, h, f):
                     e4 = _I64_0
                     i = np.int64(tid)
                     while i < np.int64(n):
-                        fv = _F32_INF
                         vv = load(x, row, i)
                         if is_finite(vv):
                             fv = filt(vv, inv_t, is_vllm)
@@ -1382,13 +1381,13 @@ def make(cuda, load, h, f):
                             si[row, F.HS_DONE] = 1
                             si[row, F.HS_NUC] = F.NUC_EXACT
                             nsv[0] = 0
+                    cuda.syncthreads()
                 # the row the bounds leave: the histogram and select passes over the whole
                 # row by this block (one split: each pass's count is this block's alone, the
                 # nucleus pass's own, back at 0), in this block's shared memory: the bins in
                 # shc / shm, then the select's candidates and masses in shm's halves; the
                 # block-wide scratch in sz, s1, s2 (the tile bound's bins, unused by
                 # top-p-only rows, and the fallback's digits in s2)
-                cuda.syncthreads()
                 if nsv[0] == 0:
                     return
                 hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi,

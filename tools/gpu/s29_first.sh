@@ -5,7 +5,7 @@
 # block redraw of unsettled threads (this tree) against 7cf7865's thread-alone redraw:
 # kprofile graph-timed top_p alone, each tree with its own numba cache, at shapes where phase 1
 # runs its fast pass in the TOP4 form (64 and 256 x 32000) and the TOP2 form (64 x 151936).
-# tools/gpu/s29_second.sh goes on from there on the same machine.
+# tools/gpu/s29_check.sh goes on from there (the A/B at more shapes, temperature, sanitizers).
 # Output: $OUT/gate.log, check-report-h200.json, ab.txt ("VARIANT GRAPH mode shape gpu_us=...")
 set -u
 source tools/gpu/env.sh
