@@ -15,6 +15,13 @@ def _numba_cuda(cuda) -> bool:
     return getattr(cuda.jit, "__module__", "") == "numba.cuda.decorators"
 
 
+def _numba_hip(cuda) -> bool:
+    """Whether ``cuda`` is numba-hip posing as cuda (neither numba-cuda's compiler nor its
+    simulator)."""
+    mod = getattr(cuda.jit, "__module__", "")
+    return not (mod == "numba.cuda.decorators" or mod.startswith("numba.cuda.simulator"))
+
+
 def register_cap(cuda, family: str, default: int | None) -> dict:
     """``cuda.jit`` options capping a kernel family's registers per thread on numba-cuda.
 

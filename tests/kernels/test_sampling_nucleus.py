@@ -180,14 +180,14 @@ def test_bounds_that_straddle_the_target_leave_the_row_to_the_histogram_path(bac
     # A constant row: every mass is 2**40 and the best token (position r of the order: ties go
     # by index) has r * 2**40 before it. With top_p r / n the target lies within the
     # approximation's bound of that mass, so the bounds must not decide; with (r + off) / n,
-    # off tokens past the bound (2**-15 of the row's mass, plus two units a token), the pass
-    # takes the token. The tokens are the reference's either way: the rows left go through the
+    # off tokens past the bound (2**-_AM_SHIFT of the row's mass, plus two units a token), the
+    # pass takes the token. The tokens are the reference's either way: the rows left go through the
     # row-strided passes (one block row: every row), or the finishing form sums the integer
     # masses themselves and takes the first of its best inside the nucleus (NUC_EXACT), leaving
     # to its one-block histogram finish only rows where none is.
     vocab = shape["vocab"]
     idx = np.arange(vocab, dtype=np.int64)
-    far = 1.0 + 4.0 * vocab * 2.0**-15
+    far = 1.0 + 4.0 * vocab * 2.0**-KH._AM_SHIFT
     seeds, best = [], []
     for s in range(5, 80):   # four seeds whose best token is neither 0 (top_p 0 is refused)
         b = int(np.argmax(philox.token_gumbel(np.uint64(s), np.uint64(2), idx)))
@@ -224,7 +224,7 @@ def test_row_strided_blocks_serve_more_rows_than_they_have_threads(backend, shap
     bs, vocab = backend.warp_size(), 150
     rows = bs + 3
     idx = np.arange(vocab, dtype=np.int64)
-    far = 1.0 + 4.0 * vocab * 2.0**-15
+    far = 1.0 + 4.0 * vocab * 2.0**-KH._AM_SHIFT
     seeds, best = [], []
     s = 5
     while len(seeds) < rows:

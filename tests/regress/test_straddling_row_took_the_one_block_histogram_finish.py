@@ -4,8 +4,9 @@ against 0.95) was finished by the finishing form's last block alone, the histogr
 passes over the whole row: the H200 bench read 189.7 us for the call against 61.5 for inputs
 without such a row. The finishing form now sums the reference's integer masses themselves there
 (one float64 exponential a token) and takes the first of its best inside the nucleus
-(NUC_EXACT). The row on its own, in the launch geometry of 256 x 32000 (one split of 256
-threads, phase 1's TOP4 form)."""
+(NUC_EXACT); since the thirtieth session its bounds are four times tighter (NUC_REL 2**-18), so
+that row is decided by them (NUC_W2). The rows on their own, in the launch geometry of 256 x
+32000 (one split of 256 threads, phase 1's TOP4 form)."""
 
 import numpy as np
 import pytest
@@ -14,12 +15,13 @@ import rocsample.sampling as rs
 from bench.test_sampling import _host_logits
 from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
+from rocsample.reference import sampling as ref
 from tests.kernels.test_sampling import compare, host
 
 
-def test_straddling_row_is_decided_by_its_exact_masses(backend, monkeypatch):
-    if not backend.is_device:
-        pytest.skip("cpu-only: the nucleus pass is a device launch plan (cpu runs the reference)")
+def _bench_row(backend, monkeypatch, top_p):
+    """The bench's row 255 through the finishing form at top_p: (token, the pass's decision, W1,
+    W2)."""
     monkeypatch.setattr(router, "NUCLEUS", True)
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 32768)
     monkeypatch.setattr(router, "NUC_FINISH_TOP2_ROWS", 0)   # the TOP4 form, as at 256 rows
@@ -27,12 +29,30 @@ def test_straddling_row_is_decided_by_its_exact_masses(backend, monkeypatch):
     lg = np.ascontiguousarray(_host_logits(256, 32000)[255:256])
     seed, pos = np.array([255], np.int64), np.zeros(1, np.int64)
     s = rs.Sampler(1, 32000, "float32", _block=256, _splits=1)
-    tok, _ = s(lg, seed=seed, position=pos, check=False, top_p=0.95, temperature=1.0)
-    compare(backend, lg, tok, seed=seed, position=pos, top_p=0.95, temperature=1.0)
+    tok, _ = s(lg, seed=seed, position=pos, check=False, top_p=top_p, temperature=1.0)
+    got = compare(backend, lg, tok, seed=seed, position=pos, top_p=top_p, temperature=1.0)
     buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
     si = host(backend, s.plan.views(buf)["si"])
-    assert si[0, KF.HS_NUC] == KF.NUC_EXACT
-    assert int(host(backend, tok)[0]) == si[0, KF.HS_W2]   # W1 just outside, W2 inside
+    return int(got[0]), si[0, KF.HS_NUC], si[0, KF.HS_W1], si[0, KF.HS_W2]
+
+
+def test_straddling_row_is_decided_by_its_exact_masses(backend, monkeypatch):
+    # top_p 0.95: 1.6e-5 of the row's mass between the target and the mass before W1, outside
+    # the bounds since NUC_REL 2**-18 (inside them at 2**-16): W1 outside, W2 inside
+    if not backend.is_device:
+        pytest.skip("cpu-only: the nucleus pass is a device launch plan (cpu runs the reference)")
+    tok, how, w1, w2 = _bench_row(backend, monkeypatch, 0.95)
+    assert (how, tok) == (KF.NUC_W2, w2)
+    # top_p at the mass before W1 itself (the float32 nearest): the target within a few units
+    # of it, inside any bound, so the exact pass decides (W1 inside where the target is above
+    # the mass before it, else W2)
+    x = _host_logits(256, 32000)[255].astype(np.float64)
+    m, _ = ref.mass_units(x, x.max())
+    before = int(m[(x > x[w1]) | ((x == x[w1]) & (np.arange(x.size) < w1))].sum())
+    p = np.float32(before / int(m.sum()))
+    tok, how, w1b, _ = _bench_row(backend, monkeypatch, p)
+    assert w1b == w1 and how == KF.NUC_EXACT
+    assert tok == (w1 if ref.topp_target(p, int(m.sum())) > before else w2)
 
 
 def test_a_mass_before_equal_to_the_target_is_outside_the_nucleus(backend, monkeypatch):
