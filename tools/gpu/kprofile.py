@@ -17,7 +17,10 @@ MODES = {"greedy": dict(temperature=0.0), "temp": dict(temperature=0.8),
          "topk50": dict(top_k=50, temperature=0.8), "topp": dict(top_p=0.95, temperature=0.8),
          # bench/test_sampling.py's modes that miss issue #13's targets
          "topp_alone": dict(top_p=0.95), "minp": dict(min_p=0.05), "topk1000": dict(top_k=1000),
-         "chain_dev": "dev"}  # the chain's values as per-row device arrays
+         "chain_dev": "dev",  # the chain's values as per-row device arrays
+         # phase 1's logprob variants (the fused log-sum-exp tail)
+         "temp_lp": dict(temperature=0.8, return_logprobs=True),
+         "topp_alone_lp": dict(top_p=0.95, return_logprobs=True)}
 SHAPES = shapes_arg([(1, 1024), (1, 32000), (1, 151936), (8, 32000), (64, 32000), (64, 151936),
                      (256, 262144)])  # --shapes 1x151936,64x151936
 # --tile-min 32: the plan's least tokens a tile, doubled in splits of <= 2048 (an A/B of tpt)
