@@ -1356,9 +1356,10 @@ def make(cuda, load, h, f):
                 if nsv[0] == 2:
                     # The bounds straddled the target: the exact sums themselves, the reference's
                     # integer masses (hmass) of the row and before each of the best, by this
-                    # block over the row (one float64 exponential a token: a few microseconds,
-                    # where the histogram and select passes by one block took about 130 at
-                    # 32000 logits; H200, bench/test_sampling.py's 256 x 32000 inputs, row 255)
+                    # block over the row (one float64 exponential a token), where the histogram
+                    # and select passes by one block took about 130 us at 32000 logits (H200,
+                    # bench/test_sampling.py's 256 x 32000 inputs, row 255; this pass one token
+                    # a step took 49)
                     ez = _I64_0
                     e1 = _I64_0
                     e2 = _I64_0

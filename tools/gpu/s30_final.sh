@@ -3,7 +3,8 @@
 # device gate on this tree (GLIM, default 270 s) while 328cd23's kernels compile beside it; the
 # finishing form's exact pass timed on both trees (tools/gpu/straddle_time.py: 256 x 32000, the
 # bench's inputs, top_p 0.95 and one row at its straddle); then bench/test_sampling.py's top_p095
-# and greedy with PyTorch and FlashInfer 0.7.4 (BLIM, default 210 s).
+# and greedy with PyTorch and FlashInfer 0.7.4 (BLIM, default 210 s; BK="top_p095" for top_p
+# alone only).
 # Output: $OUT/gate.log, check-report-h200.json, straddle.txt, bench.json, bench.md
 set -u
 FLASHINFER=fi074 source tools/gpu/env.sh

@@ -64,11 +64,12 @@ greedy_bench() {
 }
 
 topp_bench() {
-  # bench/test_sampling.py's top_p095 and greedy at the twelve shapes (rocsample, PyTorch and the
-  # sourced FlashInfer in one process, graph-timed) within ${1:-240} s: $OUT/bench.json, bench.md
+  # bench/test_sampling.py's top_p095 and greedy (BK: another -k) at the twelve shapes
+  # (rocsample, PyTorch and the sourced FlashInfer in one process, graph-timed) within ${1:-240}
+  # s: $OUT/bench.json, bench.md
   timeout -s INT -k 10 "${1:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
     --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-    -k "top_p095 or greedy" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
+    -k "${BK:-top_p095 or greedy}" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
   echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
   grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
   python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
