@@ -1108,6 +1108,22 @@ def make(cuda, load, h, f):
         return z, q1, q2
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def add_before4(fv, j, e, f1, w1, f2, w2, f3, w3, f4, w4, q1, q2, q3, q4):
+        # A token's mass e (filter value fv, index j) added to the sums before each of the four
+        # best (filter values f1 .. f4 at w1 .. w4; -1 for none, which no token precedes) it
+        # precedes in the order (value desc, index asc); one body for the approximate sums
+        # (nuc_token4: int32 indices, float64 sums) and the exact ones (exact_token4: int64).
+        if fv > f1 or (fv == f1 and j < w1):
+            q1 += e
+        if fv > f2 or (fv == f2 and j < w2):
+            q2 += e
+        if fv > f3 or (fv == f3 and j < w3):
+            q3 += e
+        if fv > f4 or (fv == f4 and j < w4):
+            q4 += e
+        return q1, q2, q3, q4
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def nuc_token4(v, j, inv_t, vllm, kf, fmin, f1, w1, f2, w2, f3, w3, f4, w4, z, q1, q2, q3,
                    q4):
         # nuc_token for the four best of a TOP4 launch (int32 indices w1 .. w4; fmin the least
@@ -1118,15 +1134,8 @@ def make(cuda, load, h, f):
             e = np.float64(amass(fv, kf))
             z += e
             if fv >= fmin:
-                jj = np.int32(j)
-                if fv > f1 or (fv == f1 and jj < w1):
-                    q1 += e
-                if fv > f2 or (fv == f2 and jj < w2):
-                    q2 += e
-                if fv > f3 or (fv == f3 and jj < w3):
-                    q3 += e
-                if fv > f4 or (fv == f4 and jj < w4):
-                    q4 += e
+                q1, q2, q3, q4 = add_before4(fv, np.int32(j), e, f1, w1, f2, w2, f3, w3, f4, w4,
+                                             q1, q2, q3, q4)
         return z, q1, q2, q3, q4
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -1146,14 +1155,7 @@ def make(cuda, load, h, f):
             fv = filt(v, inv_t, vllm)
             e = hmass(fv, xm)
             ez += e
-            if fv > f1 or (fv == f1 and j < w1):
-                e1 += e
-            if fv > f2 or (fv == f2 and j < w2):
-                e2 += e
-            if fv > f3 or (fv == f3 and j < w3):
-                e3 += e
-            if fv > f4 or (fv == f4 and j < w4):
-                e4 += e
+            e1, e2, e3, e4 = add_before4(fv, j, e, f1, w1, f2, w2, f3, w3, f4, w4, e1, e2, e3, e4)
         return ez, e1, e2, e3, e4
 
     @cuda.jit(device=True, cache=JIT_CACHE)
