@@ -140,7 +140,9 @@ _RBINS = 1 << _RBITS
 #: 2**-20, absolute, that much relative on the exponential) and expf (2 ulp on CUDA, 2**-22) put
 #: e * 2**40 within 2**-19.7 relative of exp(d) * 2**40, so within that plus half a unit of the
 #: reference's integer mass (its rounding). NUC_REL = 2**-18 leaves a factor 3.2 (the host's
-#: float32 arithmetic reaches 2**-19.9: test_mass_bound_covers_the_float32_masses). Sums run in
+#: float32 arithmetic reaches 2**-19.9: test_mass_bound_covers_the_float32_masses; an expf of
+#: the form exp2(x * log2(e)), whose product's rounding adds about 2**-19.1, would still be
+#: within 2**-18.5: numba-hip calls the device library's expf). Sums run in
 #: float64 (2**-52 relative a term, ~2**-34 over 2**18 tokens), then are scaled to integers;
 #: ``mass_err`` bounds a sum's error by q >> _AM_SHIFT (twice NUC_REL, for the exact sum being up
 #: to that much larger) plus two units a term. (Until the thirtieth session NUC_REL was 2**-16:
