@@ -18,8 +18,8 @@ def _numba_cuda(cuda) -> bool:
 def _numba_hip(cuda) -> bool:
     """Whether ``cuda`` is numba-hip posing as cuda (neither numba-cuda's compiler nor its
     simulator)."""
-    mod = getattr(cuda.jit, "__module__", "")
-    return not (mod == "numba.cuda.decorators" or mod.startswith("numba.cuda.simulator"))
+    return not (_numba_cuda(cuda)
+                or getattr(cuda.jit, "__module__", "").startswith("numba.cuda.simulator"))
 
 
 def register_cap(cuda, family: str, default: int | None) -> dict:

@@ -1199,7 +1199,6 @@ def make(cuda, load, h, f):
         NU = _NUC_UNROLL if not FINISH or _numba_cuda(cuda) else _NUC_UNROLL // 2
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
-        XW = 4 if X4 else 1
 
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "nucleus_finish" if FINISH else "nucleus",
@@ -1396,7 +1395,7 @@ def make(cuda, load, h, f):
                             ez, e1, e2, e3, e4 = exact_token4(
                                 vd, i + np.int64(3) * bsw, inv_t, is_vllm, xm, f1, w1, f2, w2,
                                 f3, w3, f4, w4, ez, e1, e2, e3, e4)
-                        i += np.int64(XW) * bsw
+                        i += np.int64(4 if X4 else 1) * bsw
                     sz[tid] = ez
                     s1[tid] = e1
                     s2[tid] = e2
