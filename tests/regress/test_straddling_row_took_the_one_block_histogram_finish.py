@@ -19,14 +19,13 @@ from rocsample.reference import sampling as ref
 from tests.kernels.test_sampling import compare, host
 
 
-def _bench_row(backend, monkeypatch, top_p):
-    """The bench's row 255 through the finishing form at top_p: (token, the pass's decision, W1,
-    W2)."""
+def _bench_row(backend, monkeypatch, lg, top_p):
+    """The bench's row 255 (lg, one row) through the finishing form at top_p: (token, the pass's
+    decision, W1, W2)."""
     monkeypatch.setattr(router, "NUCLEUS", True)
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 32768)
     monkeypatch.setattr(router, "NUC_FINISH_TOP2_ROWS", 0)   # the TOP4 form, as at 256 rows
     monkeypatch.setattr(rs, "_PLANS", {})
-    lg = np.ascontiguousarray(_host_logits(256, 32000)[255:256])
     seed, pos = np.array([255], np.int64), np.zeros(1, np.int64)
     s = rs.Sampler(1, 32000, "float32", _block=256, _splits=1)
     tok, _ = s(lg, seed=seed, position=pos, check=False, top_p=top_p, temperature=1.0)
@@ -41,16 +40,17 @@ def test_straddling_row_is_decided_by_its_exact_masses(backend, monkeypatch):
     # the bounds since NUC_REL 2**-18 (inside them at 2**-16): W1 outside, W2 inside
     if not backend.is_device:
         pytest.skip("cpu-only: the nucleus pass is a device launch plan (cpu runs the reference)")
-    tok, how, w1, w2 = _bench_row(backend, monkeypatch, 0.95)
+    lg = np.ascontiguousarray(_host_logits(256, 32000)[255:256])
+    tok, how, w1, w2 = _bench_row(backend, monkeypatch, lg, 0.95)
     assert (how, tok) == (KF.NUC_W2, w2)
     # top_p at the mass before W1 itself (the float32 nearest): the target within a few units
     # of it, inside any bound, so the exact pass decides (W1 inside where the target is above
     # the mass before it, else W2)
-    x = _host_logits(256, 32000)[255].astype(np.float64)
+    x = lg[0].astype(np.float64)
     m, _ = ref.mass_units(x, x.max())
     before = int(m[(x > x[w1]) | ((x == x[w1]) & (np.arange(x.size) < w1))].sum())
     p = np.float32(before / int(m.sum()))
-    tok, how, w1b, _ = _bench_row(backend, monkeypatch, p)
+    tok, how, w1b, _ = _bench_row(backend, monkeypatch, lg, p)
     assert w1b == w1 and how == KF.NUC_EXACT
     assert tok == (w1 if ref.topp_target(p, int(m.sum())) > before else w2)
 

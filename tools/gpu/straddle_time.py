@@ -1,8 +1,8 @@
-"""The finishing form's exact pass, timed: bench/test_sampling.py's top_p095 inputs at 256 x 32000
-(seeds 0.., position 0), graph-timed with top_p 0.95 on every row, then with one row's top_p at
-the mass before its phase-1 winner (row 255 at 256 rows: the target within a few units of that mass, inside
-any bound, so the row's last block sums the exact masses), and the nucleus pass's decision for
-that row (HS_NUC). The difference of the two figures is the exact pass's cost on the critical
+"""The finishing form's exact pass, timed: bench/test_sampling.py's top_p095 inputs at 256 x
+32000 (seeds 0.., position 0), graph-timed with top_p 0.95 on every row, then with one row's
+top_p at the mass before its phase-1 winner (row 255 at 256 rows: the target within a few units
+of that mass, inside any bound, so the row's last block sums the exact masses), and the nucleus
+pass's decision for that row (HS_NUC). The difference of the two figures is the exact pass's cost on the critical
 path. Usage: python tools/gpu/straddle_time.py [rows vocab]"""
 import sys
 
@@ -18,7 +18,6 @@ from rocsample.reference import philox
 from rocsample.reference import sampling as ref
 
 rows, vocab = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) > 2 else (256, 32000)
-r = rows - 1
 be = get_backend()
 s = be.runtime.new_stream()
 st = be.stream(s)
@@ -31,15 +30,14 @@ names = {getattr(KF, n): n for n in dir(KF) if n.startswith("NUC_")}
 # row r's phase-1 winner (the exact Gumbel scores' best) and the exact mass before it (the last
 # row whose winner is not its largest logit)
 idx = np.arange(vocab, dtype=np.int64)
-before = 0
-while before == 0:
-    r -= 1
-    g = philox.token_gumbel(np.uint64(r + 1), np.uint64(0), idx).astype(np.float32)
-    w1 = int(np.argsort(-(lg[r + 1] + g), kind="stable")[0])
-    xr = lg[r + 1].astype(np.float64)
+for r in range(rows - 1, -1, -1):
+    g = philox.token_gumbel(np.uint64(r), np.uint64(0), idx).astype(np.float32)
+    w1 = int(np.argsort(-(lg[r] + g), kind="stable")[0])
+    xr = lg[r].astype(np.float64)
     m, _ = ref.mass_units(xr, xr.max())
     before = int(m[(xr > xr[w1]) | ((xr == xr[w1]) & (idx < w1))].sum())
-r += 1
+    if before:
+        break
 for name, pr in (("top_p 0.95", np.float32(0.95)),
                  ("row at its straddle", np.float32(before / int(m.sum())))):
     p = np.full(rows, 0.95, np.float32)
