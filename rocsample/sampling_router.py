@@ -27,7 +27,9 @@ host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows 
 finishes most of them; where they are the only histogram-path rows and a row has at most
 :data:`NUC_FINISH_VOCAB` logits, phase 1 keeps four best scores (two in batches of at most
 :data:`NUC_FINISH_TOP2_ROWS`) and the pass's finishing form finishes the rest too, and neither
-pass is launched: ``Route.finish``); with a device parameter array all of them but the nucleus
+pass is launched: ``Route.finish``); top-k-only rows (top_k past the tile path's limit) take
+the nucleus pass's routes the same way in calls without top-p-only rows, through its rank form
+(:data:`NUC_TOPK`, ``Route.rank``); with a device parameter array all of them but the nucleus
 pass, each row deciding on the device by the same rule.
 """
 
@@ -72,6 +74,13 @@ _LARGE_MIN_ROWS = 64
 #: the row; rows it cannot decide take the histogram and select passes as before.
 #: ``ROCSAMPLE_NUCLEUS=0`` turns it off (those rows take the histogram path from phase 1 on).
 NUCLEUS = os.environ.get("ROCSAMPLE_NUCLEUS", "1") != "0"
+#: Top-k-only rows (top_k past the tile path's limit, no top_p or min_p) on the nucleus pass's
+#: routes, in calls without top-p-only rows: phase 1 draws them (its TOP2 / TOP4 variants draw
+#: both kinds) and the pass's rank form (``sampling_hist._sample_rank_kernel`` and its finishing
+#: form) counts the tokens before each of the best, exactly, so the first of them with fewer
+#: than top_k before it is the token; a row none of them is goes on through the histogram path
+#: as a top-p row does. ``ROCSAMPLE_NUC_TOPK=0`` leaves them to the histogram path (timings).
+NUC_TOPK = os.environ.get("ROCSAMPLE_NUC_TOPK", "1") != "0"
 #: Fewest drawing splits a row for the nucleus pass (``ROCSAMPLE_NUC_MIN_SPLITS``, for timings).
 #: A row the pass leaves used to be finished by the histogram and select passes at the drawing
 #: splits, at one row's latency: with a single split (one block over the whole row) as much as
@@ -97,6 +106,14 @@ NUC_FINISH_VOCAB = int(os.environ.get("ROCSAMPLE_NUC_FINISH_VOCAB") or 32768)
 #: average up to about 8 rows; at 64 x 32000 35.2 -> 32.4, 256 x 32000 105.5 -> 76.1
 #: (bench/results/nvidia-h200-s26-top4-ab.txt). ``ROCSAMPLE_NUC_FINISH_TOP2_ROWS`` (timings).
 NUC_FINISH_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_TOP2_ROWS") or 8)
+#: The same for the rank form's finishing routes (top-k-only rows): 0, the TOP4 form at every
+#: row count. A top-k row's best scores fall outside the top k far more often than a top-p row's
+#: outside the nucleus: on the benchmark's N(0, 3**2) logits at temperature 1, the drawn token's
+#: logit is about N(9, 3**2), so W1 lies outside the top 1000 of 32000 (logits above 5.6) in
+#: about 13% of rows, outside the top 300 in about 26%: with two best scores about 1.6% and 7%
+#: of rows would be left to the finish in one block, with four 0.03% and 0.5% (estimates, untimed;
+#: docs/PERF_NOTES.md "Thirty-first session"). ``ROCSAMPLE_NUC_RANK_TOP2_ROWS`` (timings).
+NUC_RANK_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_TOP2_ROWS") or 0)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -188,9 +205,11 @@ class Route:
     # such a route of rows of at most NUC_FINISH_VOCAB logits: the nucleus pass finishes every
     # row (its finishing form), and neither the histogram nor the select pass is launched
     finish: bool = False
-    # (finish) phase 1 keeps four best scores of each top-p-only row (its TOP4 form): more than
-    # NUC_FINISH_TOP2_ROWS rows
+    # (finish) phase 1 keeps four best scores of each of the pass's rows (its TOP4 form): more
+    # than NUC_FINISH_TOP2_ROWS rows (NUC_RANK_TOP2_ROWS for the rank form)
     top4: bool = False
+    # (nuc) the pass's rank form: its rows are top-k-only (a call with no top-p-only row)
+    rank: bool = False
 
 
 def check_filters(filters: bool, n_vocab: int, top_k, top_p) -> tuple[bool, bool]:
@@ -218,15 +237,23 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
     hrow = m == KF.MODE_HIST
+    # the pass's rows: the top-p-only ones, or where there are none the top-k-only ones (its
+    # rank form); the others go on through the histogram path
     nrow = nuc_rows(plan, host) & hrow
+    krow = rank_rows(plan, host) & hrow
+    rank = bool(krow.any()) and not bool(nrow.any())
+    if rank:
+        nrow = krow
     nuc = nucleus_on(plan) and bool(nrow.any())
+    rank = rank and nuc
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
-                     finish=True, top4=plan.n_rows > NUC_FINISH_TOP2_ROWS)
+                     finish=True, rank=rank,
+                     top4=plan.n_rows > (NUC_RANK_TOP2_ROWS if rank else NUC_FINISH_TOP2_ROWS))
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided)
+                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank)
 
 
 def nucleus_on(plan) -> bool:
@@ -237,9 +264,17 @@ def nucleus_on(plan) -> bool:
 
 def nuc_rows(plan, host: Host):
     """The top-p-only rows of host values (``kernels.sampling_fast.row_nuc`` of a MODE_HIST
-    row): temperature > 0, top_p < 1, neither top_k nor min_p."""
+    row, top_k off): temperature > 0, top_p < 1, neither top_k nor min_p."""
     t, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
     return (t > 0) & (p < 1) & ~((k > 0) & (k < plan.n_vocab)) & ~(mp > 0)
+
+
+def rank_rows(plan, host: Host):
+    """The top-k-only rows of host values the rank pass may serve (``row_nuc`` of a MODE_HIST
+    row, top_k on: past the tile path's limit): temperature > 0, top_k in (0, n_vocab),
+    neither top_p nor min_p; none where :data:`NUC_TOPK` is off."""
+    t, k, p, mp = host.temperature, host.top_k, host.top_p, host.min_p
+    return (t > 0) & (k > 0) & (k < plan.n_vocab) & ~(p < 1) & ~(mp > 0) & NUC_TOPK
 
 
 def tile_limit(plan, host: Host) -> tuple[int, bool]:
@@ -373,7 +408,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
     if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
-        nk = kn.hist._sample_nucleus_finish_kernel if r.finish else kn.hist._sample_nucleus_kernel
+        h = kn.hist
+        nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank_kernel) if r.rank
+              else h._sample_nucleus_finish_kernel if r.finish else h._sample_nucleus_kernel)
         L.append((nk, (plan.splits_nuc, n), B,
                   (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
@@ -386,9 +423,12 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
         # (no HIST rows: every row it serves is MINP, which a kernel of their own streams at
         # twice the histogram kernel's occupancy)
         hk = kn.hist._sample_hist_kernel if r.select else kn.hist._sample_minp_kernel
+        # (row-strided: no tile bound, tpt 0; phase 1's tile maxima are laid out by its own
+        # splits, not splits_fin)
         L.append((hk, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
-                   want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
+                   want_lp, 0 if r.strided else plan.tpt, r.kcap, w["tm"], w["pi"], w["si"],
+                   w["sf"], hc, hm, cand,
                    plan.cap, c2, o.tokens, o.logprobs, o.status, o.cflag)))
     if r.select:
         L.append((kn.hist._sample_select_kernel, grid, B,

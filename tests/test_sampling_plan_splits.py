@@ -97,7 +97,9 @@ def fake_launches(plan, route):
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
                              _sample_nucleus_kernel="n",
-                             _sample_nucleus_finish_kernel="N")),
+                             _sample_nucleus_finish_kernel="N",
+                             _sample_rank_kernel="r",
+                             _sample_rank_finish_kernel="R")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
@@ -167,6 +169,36 @@ def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
     other = _plan(8, R.NUC_FINISH_VOCAB + 4)
     r = R.route(other, host(other.n_rows))
     assert r.strided and not r.finish
+
+
+def test_top_k_only_routes_take_the_rank_pass_and_no_tile_bound_row_strided():
+    # top_k 1000 alone (past the tile path, and the large form's batches below 64 rows): phase 1
+    # (its TOP4 form at every row count on the finishing route, NUC_RANK_TOP2_ROWS) and the
+    # pass's rank form ("R" finishing, "r" plain); the row-strided histogram pass takes
+    # tpt 0 (no tile bound: phase 1's tile maxima are laid out by its own splits, fewer than
+    # splits_fin), the histogram pass at phase 1's splits the plan's tpt
+    from rocsample import sampling_router as R
+
+    def host(rows, k=1000, p=1.0):
+        return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, k, np.int64),
+                      np.full(rows, p, np.float32), np.zeros(rows, np.float32))
+    for rows, vocab, want in ((1, 32000, ["p4", "R"]), (16, 32000, ["p4", "R"]),
+                              (8, 151936, ["p", "r", "h", "s"])):
+        plan = _plan(rows, vocab)
+        route = R.route(plan, host(rows))
+        assert route.rank and route.nuc
+        got = fake_launches(plan, route)
+        assert [k for k, _g, _b, _a in got] == want
+        for k, grid, _b, args in got:
+            if k == "h":
+                assert route.strided and grid == (plan.splits_fin, plan.rows_fin)
+                assert plan.splits_fin > plan.splits_draw and args[11] == 0
+    # top_k with top_p: the histogram path at phase 1's splits, with its tile bound
+    plan = _plan(8, 151936)
+    route = R.route(plan, host(8, p=0.9))
+    assert not (route.nuc or route.rank)
+    h = next(a for k, _g, _b, a in fake_launches(plan, route) if k == "h")
+    assert h[11] == plan.tpt > 0
 
 
 @pytest.mark.parametrize("rows, vocab, draw, want", [
@@ -264,14 +296,16 @@ def _host(rows, k, dev=False):
 ])
 def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, vocab, k, large):
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
-    # maxima make the expected candidates fit its list; else top_k past KCAP takes the
-    # histogram path
+    # maxima make the expected candidates fit its list; else top_k past KCAP (a top-k-only
+    # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
+    # one and the row-strided histogram path wider
     from rocsample import sampling_router as R
     from rocsample.kernels import sampling_fast as KF
 
     r = R.route(_plan(rows, vocab), _host(rows, k))
     assert r.large == large
-    assert r.tile == (large or k <= KF.KCAP) and r.hist == (not r.tile)
+    assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
+    assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB) == r.strided
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)
 
 

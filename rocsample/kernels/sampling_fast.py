@@ -19,10 +19,10 @@ leaves the row's state. Every path gives the reference's tokens.
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
    last thread, so every thread still folds its tokens in index order.
    TOP2 variants (``partials(draw, lp, fast, top2=True)``; routes with the nucleus pass) also
-   draw top-p-only rows (``row_nuc``) and keep each thread's, block's and split's two best
-   scores (``merge_top2``; the fast pass settles a thread on its second best, and bounds the
-   block's second best); the row's last block leaves the two best tokens in ``HS_W1``,
-   ``HS_W2`` for ``sampling_hist._sample_nucleus_kernel``.
+   draw top-p-only and top-k-only rows (``row_nuc``) and keep each thread's, block's and
+   split's two best scores (``merge_top2``; the fast pass settles a thread on its second best,
+   and bounds the block's second best); the row's last block leaves the two best tokens in
+   ``HS_W1``, ``HS_W2`` for ``sampling_hist._sample_nucleus_kernel`` (or its rank form).
    A launch without top-k rows (``fuse``) ends here: each block counts itself done in the row's
    counter (``ctr``, after a fence that publishes its partial); the block that counts the row's
    last split (mod the split count) folds every split partial (a tree over its threads, after a
@@ -311,10 +311,11 @@ def make(cuda, load, h):
         return MODE_RACE
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def row_nuc(k, mp, n):
-        # Whether a MODE_HIST row is top-p only (no top-k, no min-p): the rows the nucleus pass
-        # can finish from phase 1's two best scores (TOP2 launches).
-        return not (k > 0 and k < n) and not mp > _F32_0
+    def row_nuc(k, p, mp, n):
+        # Whether a MODE_HIST row is top-p only or top-k only (no min-p, not both): the rows
+        # the nucleus pass can finish from phase 1's best scores (TOP2 launches), by their
+        # masses (top-p) or their ranks (top-k, ``row_rank``).
+        return not ((k > 0 and k < n) and p < _F32_1) and not mp > _F32_0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def filter_key(v, inv_t, vllm):
@@ -1068,9 +1069,12 @@ def make(cuda, load, h):
                 sd = seed[row]
                 ps = pos[row]
             tiles = row_topk(t, k, n)
-            mode = row_mode(t, k, topp[row], minp[row], n, kcap)
-            # TOP2 variants also draw top-p-only rows (row_nuc), their two best scores
-            nuc = TOP2 and mode == MODE_HIST and row_nuc(k, minp[row], n)
+            rp = topp[row]
+            rmp = minp[row]
+            mode = row_mode(t, k, rp, rmp, n, kcap)
+            # TOP2 variants also draw top-p-only and top-k-only rows (row_nuc), their two best
+            # scores
+            nuc = TOP2 and mode == MODE_HIST and row_nuc(k, rp, rmp, n)
             race = DRAW and (mode == MODE_RACE or nuc)
             # the row as a one-row 2-D view: load(xr, 0, j) addresses from the row's base, with
             # no row-stride multiply per load
@@ -1451,8 +1455,8 @@ def make(cuda, load, h):
     def partials(draw, lp, fast=False, top2=False, top4=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
-        # also draws top-p-only rows (row_nuc) and leaves their two best scores for the nucleus
-        # pass (rocsample.kernels.sampling_hist); top4 (with top2; the routes whose nucleus pass
+        # also draws top-p-only and top-k-only rows (row_nuc) and leaves their two best scores
+        # for the nucleus pass or its rank form (rocsample.kernels.sampling_hist); top4 (with top2; the routes whose nucleus pass
         # finishes every row): their four best. Each thread still keeps its two best, plus a
         # composite bound of the tokens it did not keep (its third approximate score plus twice
         # the error and its skip bound lb, or its second best less one for what an exact fold

@@ -62,6 +62,13 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    form: W3, W4 where it can certify them; its TOP2 form sets them to -1) and this pass takes
    the first of W1 .. W4 in the nucleus (``nuc_token4``): a row is left about 0.05**4 of the
    time at top_p 0.95 instead of 0.05**2.
+   ``_sample_rank_kernel`` and ``_sample_rank_finish_kernel`` are the same two forms for
+   top-k-only rows (top_k past the tile path's limit, no top_p, no min_p; routes of calls
+   without top-p-only rows, ``sampling_router.NUC_TOPK``), which phase 1's TOP2 / TOP4
+   variants draw alike: the token is the best score within the top k, so the first of W1 ..
+   W4 with fewer than k tokens before it in the order. The rank pass counts those tokens
+   (``_RANK_E`` a token, exact: no bounds, never undecided, no exact pass); rows where none of
+   the best is within the top k go on as above.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
@@ -151,6 +158,12 @@ _RBINS = 1 << _RBITS
 NUC_REL = 2.0 ** -18
 _AM_SHIFT = 17
 _AM_SCALE = np.float64(2.0 ** 40)
+#: The rank pass (the nucleus pass's form for top-k-only rows) counts tokens instead of summing
+#: masses: each token adds _RANK_E (2**-20: 2**20 units once scaled by _AM_SCALE), so a count c
+#: sums to exactly c << _RANK_SHIFT (in float64 for every count below 2**53, in int64 below
+#: 2**43).
+_RANK_SHIFT = 20
+_RANK_E = np.float64(2.0 ** (_RANK_SHIFT - 40))
 
 assert HB == 2048 and CAPG <= HB // 2
 assert _MAX_BLOCK * _UNROLL <= 2 * CAPG  # a select round's survivors fit its list (cs as int32)
@@ -177,14 +190,14 @@ def make(cuda, load, h, f):
     -------
     types.SimpleNamespace
         ``_sample_hist_kernel``, ``_sample_select_kernel``, ``_sample_minp_kernel``,
-        ``_sample_nucleus_kernel`` and ``_sample_nucleus_finish_kernel``.
+        ``_sample_nucleus_kernel``, ``_sample_nucleus_finish_kernel``, ``_sample_rank_kernel``
+        and ``_sample_rank_finish_kernel``.
     """
     is_finite = h.is_finite
     order_key = h.order_key
     atomic_add = h.atomic_add
     lane_reset = h.lane_reset
     row_mode = f.row_mode
-    row_nuc = f.row_nuc
     block_max = f.block_max
     key_value = f.key_value
     comp = f.comp
@@ -1096,20 +1109,6 @@ def make(cuda, load, h, f):
         return np.float32(math.exp(np.float32(fv - kf)))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def nuc_token(v, j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2):
-        # One token of the nucleus pass: its approximate mass into the row's (z) and into the
-        # masses before each of the two tokens it precedes (filter values f1, f2 at w1, w2).
-        if is_finite(v):
-            fv = filt(v, inv_t, vllm)
-            e = np.float64(amass(fv, kf))
-            z += e
-            if fv > f1 or (fv == f1 and j < w1):
-                q1 += e
-            if fv > f2 or (fv == f2 and j < w2):
-                q2 += e
-        return z, q1, q2
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
     def add_before4(fv, j, e, f1, w1, f2, w2, f3, w3, f4, w4, q1, q2, q3, q4):
         # A token's mass e (filter value fv, index j) added to the sums before each of the four
         # best (filter values f1 .. f4 at w1 .. w4; -1 for none, which no token precedes) it
@@ -1125,20 +1124,46 @@ def make(cuda, load, h, f):
             q4 += e
         return q1, q2, q3, q4
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def nuc_token4(v, j, inv_t, vllm, kf, fmin, f1, w1, f2, w2, f3, w3, f4, w4, z, q1, q2, q3,
-                   q4):
-        # nuc_token for the four best of a TOP4 launch (int32 indices w1 .. w4; fmin the least
-        # of f1 .. f4: a token below it precedes none, so most tokens take one compare past
-        # the sum).
-        if is_finite(v):
-            fv = filt(v, inv_t, vllm)
-            e = np.float64(amass(fv, kf))
-            z += e
-            if fv >= fmin:
-                q1, q2, q3, q4 = add_before4(fv, np.int32(j), e, f1, w1, f2, w2, f3, w3, f4, w4,
-                                             q1, q2, q3, q4)
-        return z, q1, q2, q3, q4
+    def _tokens(RANK):
+        # The pass's token steps (nuc_token, nuc_token4) of the nucleus pass (masses) or, RANK,
+        # the rank pass (counts: top-k-only rows).
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def nuc_token(v, j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2):
+            # One token of the nucleus pass: its approximate mass into the row's (z) and into
+            # the masses before each of the two tokens it precedes (filter values f1, f2 at
+            # w1, w2); RANK (the rank pass): _RANK_E, a count, into the sums before them alone.
+            if is_finite(v):
+                fv = filt(v, inv_t, vllm)
+                if RANK:
+                    e = _RANK_E
+                else:
+                    e = np.float64(amass(fv, kf))
+                    z += e
+                if fv > f1 or (fv == f1 and j < w1):
+                    q1 += e
+                if fv > f2 or (fv == f2 and j < w2):
+                    q2 += e
+            return z, q1, q2
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def nuc_token4(v, j, inv_t, vllm, kf, fmin, f1, w1, f2, w2, f3, w3, f4, w4, z, q1, q2,
+                       q3, q4):
+            # nuc_token for the four best of a TOP4 launch (int32 indices w1 .. w4; fmin the
+            # least of f1 .. f4: a token below it precedes none, so most tokens take one
+            # compare past the sum).
+            if is_finite(v):
+                fv = filt(v, inv_t, vllm)
+                if RANK:
+                    e = _RANK_E
+                else:
+                    e = np.float64(amass(fv, kf))
+                    z += e
+                if fv >= fmin:
+                    q1, q2, q3, q4 = add_before4(fv, np.int32(j), e, f1, w1, f2, w2, f3, w3, f4,
+                                                 w4, q1, q2, q3, q4)
+            return z, q1, q2, q3, q4
+
+        return nuc_token, nuc_token4
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def load_or_nan(xr, j, n):
@@ -1186,11 +1211,23 @@ def make(cuda, load, h, f):
             return -1
         return 0
 
-    def _nucleus(FINISH):
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def rank_verdict(q, n, tlo, thi):
+        # nuc_verdict of the rank pass: q the exact count before a best token (in units of
+        # 2**_RANK_SHIFT), tlo = thi = top_k's: 1 where fewer than top_k come before it, else
+        # -1 (never undecided).
+        return 1 if q < tlo else -1
+
+    def _nucleus(FINISH, RANK):
         # The nucleus pass; FINISH: its form that finishes the rows the bounds leave undecided
         # in the row's last block (the histogram and select passes as one block, hist_row and
         # select_row over the whole row), for routes that then launch neither pass
-        # (``sampling_router.Route.finish``). Both take the histogram kernel's operands.
+        # (``sampling_router.Route.finish``). RANK: the rank pass, the same pass for top-k-only
+        # rows (the top-p-only rows' pass leaves them, and this one those): it counts the
+        # tokens before each of the best (exact), and the first with fewer than top_k before
+        # it is the token. All take the histogram kernel's operands.
+        nuc_token, nuc_token4 = _tokens(RANK)
+        verdict = rank_verdict if RANK else nuc_verdict
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
         N4 = _MAX_BLOCK if FINISH else 1   # the third and fourth best's sums (phase 1's TOP4)
         # loads a round: the finishing form's four sums off numba-cuda take half (numba-hip's
@@ -1232,7 +1269,12 @@ def make(cuda, load, h, f):
             if FINISH:
                 w3 = si[row, F.HS_W3]
                 w4 = si[row, F.HS_W4]
-            if mode != F.MODE_HIST or not row_nuc(k, mp, n):
+            # (the rows of phase 1's row_nuc this form serves: top-p-only, or RANK top-k-only)
+            if RANK:
+                mine = k > 0 and k < n and not p < _F32_1
+            else:
+                mine = not (k > 0 and k < n)
+            if mode != F.MODE_HIST or not mine or mp > _F32_0:
                 return
             if done:
                 return
@@ -1321,42 +1363,47 @@ def make(cuda, load, h, f):
                 return
             if tid == 0:
                 nn = np.int64(n)
-                zq = si[row, F.HS_NZ]
-                ez = mass_err(zq, nn)
-                tlo = topp_target(p, max(zq - ez, _I64_0))
-                thi = topp_target(p, zq + ez)
+                if RANK:
+                    # (a best token survives where fewer than k tokens come before it)
+                    tlo = np.int64(k) << np.int64(_RANK_SHIFT)
+                    thi = tlo
+                else:
+                    zq = si[row, F.HS_NZ]
+                    ez = mass_err(zq, nn)
+                    tlo = topp_target(p, max(zq - ez, _I64_0))
+                    thi = topp_target(p, zq + ez)
                 tok = _I64_M1
                 how = F.NUC_NONE
                 # the first of the best that survives, while each before it surely does not
-                v = nuc_verdict(si[row, F.HS_NS1], nn, tlo, thi)
+                v = verdict(si[row, F.HS_NS1], nn, tlo, thi)
                 if v == 1:
                     tok = w1
                     how = F.NUC_W1
                 if v == -1 and w2 >= _I64_0:
-                    v = nuc_verdict(si[row, F.HS_NS2], nn, tlo, thi)
+                    v = verdict(si[row, F.HS_NS2], nn, tlo, thi)
                     if v == 1:
                         tok = w2
                         how = F.NUC_W2
                 if FINISH and v == -1 and w3 >= _I64_0:
-                    v = nuc_verdict(si[row, F.HS_NS3], nn, tlo, thi)
+                    v = verdict(si[row, F.HS_NS3], nn, tlo, thi)
                     if v == 1:
                         tok = w3
                         how = F.NUC_W3
                 if FINISH and v == -1 and w4 >= _I64_0:
-                    v = nuc_verdict(si[row, F.HS_NS4], nn, tlo, thi)
+                    v = verdict(si[row, F.HS_NS4], nn, tlo, thi)
                     if v == 1:
                         tok = w4
                         how = F.NUC_W4
                 si[row, F.HS_NUC] = how
                 # (FINISH: 2 where the bounds straddled the target: the exact pass below)
-                nsv[0] = 2 if FINISH and v == 0 else 1
+                nsv[0] = 2 if FINISH and not RANK and v == 0 else 1
                 if tok >= _I64_0:
                     put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
                     si[row, F.HS_DONE] = 1
                     nsv[0] = 0
             if FINISH:
                 cuda.syncthreads()
-                if nsv[0] == 2:
+                if not RANK and nsv[0] == 2:
                     # The bounds straddled the target: the exact sums themselves, the reference's
                     # integer masses (hmass) of the row and before each of the best, by this
                     # block over the row (one float64 exponential a token), where the histogram
@@ -1437,11 +1484,12 @@ def make(cuda, load, h, f):
                 # row by this block (one split: each pass's count is this block's alone, the
                 # nucleus pass's own, back at 0), in this block's shared memory: the bins in
                 # shc / shm, then the select's candidates and masses in shm's halves; the
-                # block-wide scratch in sz, s1, s2 (the tile bound's bins, unused by
-                # top-p-only rows, and the fallback's digits in s2)
+                # block-wide scratch in sz, s1, s2 (the tile bound's bins and the fallback's
+                # digits in s2). No tile bound (tpt 0): phase 1's tile maxima are laid out by
+                # its splits, not by this one split.
                 if nsv[0] == 0:
                     return
-                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi,
+                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, 0, kcap, tm, pi,
                          si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, row,
                          _I64_0, tid, bs, 1, _I64_0, np.int64(n), shc, shm, sz, s1,
                          s2.view(np.int32), sm_r, flag)
@@ -1453,11 +1501,15 @@ def make(cuda, load, h, f):
 
         return kern
 
-    _sample_nucleus_kernel = _nucleus(False)
-    _sample_nucleus_finish_kernel = _nucleus(True)
+    _sample_nucleus_kernel = _nucleus(False, False)
+    _sample_nucleus_finish_kernel = _nucleus(True, False)
+    _sample_rank_kernel = _nucleus(False, True)
+    _sample_rank_finish_kernel = _nucleus(True, True)
 
     return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
                            _sample_minp_kernel=_sample_minp_kernel,
                            _sample_select_kernel=_sample_select_kernel,
                            _sample_nucleus_kernel=_sample_nucleus_kernel,
-                           _sample_nucleus_finish_kernel=_sample_nucleus_finish_kernel)
+                           _sample_nucleus_finish_kernel=_sample_nucleus_finish_kernel,
+                           _sample_rank_kernel=_sample_rank_kernel,
+                           _sample_rank_finish_kernel=_sample_rank_finish_kernel)

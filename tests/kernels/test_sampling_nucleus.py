@@ -6,7 +6,9 @@ rows it cannot decide (none survives, or the bounds straddle the target) finish 
 histogram path: its row-strided passes (calls with a ``geometry``), or the pass's finishing form,
 whose last block runs that path over the row itself (``Route.finish``, every other call here,
 at any width). Each decision is reached on purpose here and read back from the row state
-(``HS_NUC``), and every token must be the reference's."""
+(``HS_NUC``), and every token must be the reference's. Top-k-only rows past the tile path take
+the same routes through the pass's rank form (``_sample_rank_kernel``: exact counts of the
+tokens before each best instead of masses), tested the same way at the end."""
 
 from __future__ import annotations
 
@@ -445,3 +447,170 @@ def test_unsettled_threads_are_redrawn_by_the_block(backend, shape, monkeypatch,
     assert not R.sample_with_margin(lg, seed=seed, position=3, **params)[3].any()
     if form != "temperature":
         assert list(how) == [KF.NUC_W2] * rows
+
+
+def _best_and_ranks(lg, temp, seed, position, order="llama"):
+    """Per row of all-finite logits: its four best tokens by Gumbel score (the reference's
+    scores, ties to the lower index) and each one's rank in the filter order (the tokens before
+    it by key desc, index asc: raw logit for llama, scaled for vllm)."""
+    rows, vocab = lg.shape
+    idx = np.arange(vocab, dtype=np.int64)
+    best, ranks = [], []
+    for r in range(rows):
+        inv_t = np.float32(1) / np.float32(temp[r])
+        s = (lg[r] * inv_t).astype(np.float32)
+        g = (s + philox.token_gumbel(np.uint64(seed[r]), np.uint64(position), idx)).astype(
+            np.float32)
+        b = np.lexsort((idx, -g))[:4]
+        rank = np.empty(vocab, np.int64)
+        rank[R._order(lg[r] if order == "llama" else s)] = idx
+        best.append([int(i) for i in b])
+        ranks.append([int(rank[i]) for i in b])
+    return best, ranks
+
+
+def _top_k_for(target, rk):
+    """A top_k that makes best score ``target`` (0 .. 3, 4: none of the four) the first of the
+    four within the top k (ranks ``rk``), or None where no top_k does (or only k = 1, which the
+    tile path keeps with TILE_KMAX = 1)."""
+    if target == 0:
+        k = rk[0] + 1
+    else:
+        k = min(rk[:target])
+        if target < 4 and rk[target] >= k:
+            return None
+    return k if k >= 2 else None
+
+
+@pytest.mark.parametrize("long,geometry,lp", [(False, None, False), (False, None, True),
+                                              (True, None, False), (False, _STRIDED, False),
+                                              (True, _STRIDED, True), (True, "top2", False)],
+                         ids=["tokens", "logprobs", "fast-pass", "strided",
+                              "fast-pass-strided-logprobs", "finish-top2"])
+def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geometry, lp,
+                                                      monkeypatch):
+    # Top-k-only rows past the tile path's limit (TILE_KMAX 1 here) take the nucleus pass's
+    # routes: phase 1 draws them and the pass counts the tokens before each of its best scores
+    # (exact integers), so the first with fewer than top_k before it is the token. top_k is set
+    # per row so that the first in the top k is the best, the second, third or fourth (the
+    # finishing route's TOP4 form, where phase 1 certifies them: _certified), or none of them
+    # (the row goes on through the histogram path: row-strided, or the pass's own finish).
+    monkeypatch.setattr(router, "TILE_KMAX", 1)
+    top2 = geometry == "top2"
+    if top2:   # (the rank form's finishing routes take the TOP4 form at every row count)
+        monkeypatch.setattr(router, "NUC_RANK_TOP2_ROWS", 1 << 30)
+        geometry = None
+    vocab = _random_vocab(backend, shape) if long else shape["vocab"]
+    targets = [0, 1, 2, 3, 4, 1] * 2
+    rows = len(targets)
+    plan = rs.Sampler(rows, vocab, "float32", _block=shape["block"],
+                      _splits=shape["splits"]).plan
+    lg = np.empty((rows, vocab), np.float32)
+    temp = np.ones(rows, np.float32)
+    seed = np.empty(rows, np.uint64)
+    top_k = np.empty(rows, np.int64)
+    want = []
+    s = 1000
+    for r, target in enumerate(targets):
+        while True:   # the next row (seed) for which a top_k reaches the target
+            s += 1
+            lg[r] = (np.random.default_rng(s).standard_normal(vocab) * 2).astype(np.float32)
+            seed[r] = s
+            best, ranks = _best_and_ranks(lg[r:r + 1], temp[r:r + 1], seed[r:r + 1], 5)
+            k = _top_k_for(target, ranks[0])
+            if k is not None and k < vocab:
+                break
+        top_k[r] = k
+        # the best the route lists: two, or (TOP4) the third and fourth where certified
+        listed = 2 if (geometry or top2) else 2 + sum(
+            _certified(best[0][:i], vocab, plan.chunk_draw, plan.block) for i in (2, 3))
+        first = next((i for i in range(listed) if ranks[0][i] < k), None)
+        want.append(KF.NUC_NONE if first is None else
+                    (KF.NUC_W1, KF.NUC_W2, KF.NUC_W3, KF.NUC_W4)[first])
+    params = dict(temperature=temp, top_k=top_k)
+    tok, lps, how = _call(backend, shape, lg, lp=lp, seed=seed, position=5, geometry=geometry,
+                          **params)
+    compare(backend, lg, tok, lps, seed=seed, position=5, **params)
+    assert list(how) == want
+    assert KF.NUC_W2 in want and KF.NUC_NONE in want
+    if not (geometry or top2):
+        assert KF.NUC_W3 in want   # (the seeds reach it)
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shape, rng, order,
+                                                                   monkeypatch):
+    # Random rows (NaN, inf and far-below logits among them) with top_k from 2 to the row's
+    # width: the tokens are the reference's and the same for every split count, the rank pass
+    # finishing rows; beside them a chain row (top_k with top_p: the histogram and select
+    # passes at phase 1's splits), or top-p-only rows (then the nucleus pass is theirs, and the
+    # top-k rows go through the histogram path).
+    monkeypatch.setattr(router, "TILE_KMAX", 1)
+    rows = 8 if backend.name == "sim" or _SAN else 64
+    for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
+        lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
+        lg[0, 3] = np.nan
+        lg[1, 10] = np.inf
+        lg[2, 7] = -1e30
+        seed = rng.integers(0, 2**63, rows)
+        for beside in ("none", "chain", "top_p"):
+            top_k = rng.integers(2, vocab, rows)
+            top_p = np.ones(rows, np.float32)
+            if beside == "chain":
+                top_p[1] = 0.8             # row 1: top_k and top_p
+            if beside == "top_p":
+                top_p[3::4] = 0.9          # top-p-only rows
+                top_k[3::4] = 0
+            k_rows = [r for r in range(rows) if top_k[r] > 0 and top_p[r] == 1]
+            params = dict(temperature=0.9, top_k=top_k, top_p=top_p, order=order)
+            got, hows = [], []
+            for splits, nuc in ((2, None), (3, None), (2, 5)):
+                geometry = dict(fin=2, rows_fin=3) if splits == 3 else None
+                tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
+                                      position=4, geometry=geometry, nuc=nuc, **params)
+                got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
+                if beside == "top_p":   # (the pass is the top-p rows': it leaves the others)
+                    assert all(how[r] == KF.NUC_NONE for r in k_rows)
+                    assert any(how[r] == KF.NUC_W1 for r in range(3, rows, 4))
+                else:
+                    assert any(how[r] == KF.NUC_W1 for r in k_rows)
+                hows.append(list(how))
+            np.testing.assert_array_equal(got[1], got[0])
+            np.testing.assert_array_equal(got[2], got[0])
+            assert hows[2] == hows[0]
+
+
+def test_routing_takes_the_rank_pass_for_host_top_k_rows(backend, shape, monkeypatch):
+    # top-k-only rows past the tile path (TILE_KMAX 4 here): the rank pass's routes; beside a
+    # top-p-only row, the nucleus pass for it and the histogram path for them; with top_p too,
+    # or NUC_TOPK off, the histogram path; at or below the tile limit, the tile finalize.
+    plan = rs.Sampler(4, 40, "float32", _block=shape["block"], _splits=2).plan
+    monkeypatch.setattr(router, "TILE_KMAX", 4)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 1 << 30)
+    t = np.ones(4, np.float32)
+    mp = np.zeros(4, np.float32)
+    one = np.ones(4, np.float32)
+    k = np.array([10, 20, 5, 30], np.int64)
+    h = router.Host(t, k, one, mp)
+    assert list(router.rank_rows(plan, h)) == [True] * 4
+    r = router.route(plan, h)
+    assert r.nuc and r.rank and r.draw and r.finish and not (r.hist or r.select or r.tile)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 39)
+    r = router.route(plan, h)
+    assert r.nuc and r.rank and r.strided and r.hist and r.select and not r.finish
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 1 << 30)
+    p = np.array([1.0, 1.0, 1.0, 0.9], np.float32)
+    k2 = np.array([10, 20, 5, 0], np.int64)   # row 3: top-p-only
+    r = router.route(plan, router.Host(t, k2, p, mp))
+    assert r.nuc and not r.rank and r.hist and r.select and not (r.strided or r.finish)
+    p = one.copy()
+    p[0] = 0.9   # row 0 also top_p: the histogram path, the others the rank pass
+    r = router.route(plan, router.Host(t, k, p, mp))
+    assert r.rank and r.hist and r.select and not (r.strided or r.finish)
+    assert list(router.rank_rows(plan, router.Host(t, k, p, mp))) == [False, True, True, True]
+    r = router.route(plan, router.Host(t, np.array([3, 4, 10, 2]), one, mp))
+    assert r.tile and r.nuc and r.rank and r.finish and not r.hist   # (only row 2 is the pass's)
+    assert not router.route(plan, router.Host(t, k, one, mp + 0.1)).nuc
+    monkeypatch.setattr(router, "NUC_TOPK", False)
+    r = router.route(plan, h)
+    assert not r.nuc and r.hist and r.select

@@ -11,7 +11,9 @@ both targets. It had passed where it was written because it read a signature fil
 hand.
 
 Half-precision rows now go through both forms here, on sim and on a GPU, against the reference;
-the plain form's launches are the records that the AMD test compiles.
+the plain form's launches are the records that the AMD test compiles. Top-k-only rows do the same
+for the pass's rank form (``_sample_rank_kernel`` and ``_sample_rank_finish_kernel``), whose
+signatures the AMD gate compiles only where a sim test launched them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
 from tests.kernels.test_sampling import compare
 from tests.kernels.test_sampling_nucleus import (  # noqa: F401 (fixtures)
@@ -39,10 +42,12 @@ def _names(backend, launched):
     return {where.get(id(k)) for k in launched}
 
 
+@pytest.mark.parametrize("kind", ["top_p", "top_k"])
 @pytest.mark.parametrize("geometry", [_STRIDED, None], ids=["plain", "finishing"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng, launches,  # noqa: F811
-                                                             dtype, geometry):
+                                                             dtype, geometry, kind, monkeypatch):
+    monkeypatch.setattr(router, "TILE_KMAX", 1)   # (top_k rows past the tile path)
     rows, vocab = 6, shape["vocab"]
     f = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
     f[0, 5] = np.nan
@@ -52,12 +57,15 @@ def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng,
         x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
     seed = rng.integers(0, 2**63, rows)
     params = dict(temperature=0.9, top_p=np.linspace(0.1, 0.98, rows).astype(np.float32))
+    if kind == "top_k":
+        params = dict(temperature=0.9, top_k=np.linspace(2, vocab - 1, rows).astype(np.int64))
     tok, lps, how = _call(backend, shape, x, lp=True, seed=seed, position=3, geometry=geometry,
                           dtype=dtype, **params)
     compare(backend, x, tok, lps, seed=seed, position=3, **params, **kw)
     assert (how == KF.NUC_W1).any()   # the pass decided rows itself
     t = "f16" if dtype == "float16" else "bf16"
     names = _names(backend, launches)
-    plain = f"{t}.hist._sample_nucleus_kernel" in names
-    finishing = f"{t}.hist._sample_nucleus_finish_kernel" in names
+    form = "nucleus" if kind == "top_p" else "rank"
+    plain = f"{t}.hist._sample_{form}_kernel" in names
+    finishing = f"{t}.hist._sample_{form}_finish_kernel" in names
     assert (plain, finishing) == ((True, False) if geometry else (False, True))
