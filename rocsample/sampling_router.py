@@ -110,9 +110,10 @@ NUC_FINISH_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_TOP2_ROWS") or 8
 #: row count. A top-k row's best scores fall outside the top k far more often than a top-p row's
 #: outside the nucleus: on the benchmark's N(0, 3**2) logits at temperature 1, the drawn token's
 #: logit is about N(9, 3**2), so W1 lies outside the top 1000 of 32000 (logits above 5.6) in
-#: about 13% of rows, outside the top 300 in about 26%: with two best scores about 1.6% and 7%
-#: of rows would be left to the finish in one block, with four 0.03% and 0.5% (estimates, untimed;
-#: docs/PERF_NOTES.md "Thirty-first session"). ``ROCSAMPLE_NUC_RANK_TOP2_ROWS`` (timings).
+#: about 12-14% of rows, outside the top 300 in 27-28%: with two best scores about 2% and 7-8%
+#: of rows would be left to the finish in one block, with four about 0.05% and 0.3-0.8%
+#: (tools/rank_left_rate.py; untimed, docs/PERF_NOTES.md "Thirty-first session").
+#: ``ROCSAMPLE_NUC_RANK_TOP2_ROWS`` (timings).
 NUC_RANK_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_TOP2_ROWS") or 0)
 
 

@@ -314,7 +314,7 @@ def make(cuda, load, h):
     def row_nuc(k, p, mp, n):
         # Whether a MODE_HIST row is top-p only or top-k only (no min-p, not both): the rows
         # the nucleus pass can finish from phase 1's best scores (TOP2 launches), by their
-        # masses (top-p) or their ranks (top-k, ``row_rank``).
+        # masses (top-p) or their ranks (top-k: the pass's rank form).
         return not ((k > 0 and k < n) and p < _F32_1) and not mp > _F32_0
 
     @cuda.jit(device=True, cache=JIT_CACHE)
@@ -1456,8 +1456,8 @@ def make(cuda, load, h):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
         # also draws top-p-only and top-k-only rows (row_nuc) and leaves their two best scores
-        # for the nucleus pass or its rank form (rocsample.kernels.sampling_hist); top4 (with top2; the routes whose nucleus pass
-        # finishes every row): their four best. Each thread still keeps its two best, plus a
+        # for the nucleus pass or its rank form (rocsample.kernels.sampling_hist); top4 (with
+        # top2; the routes whose nucleus pass finishes every row): their four best. Each thread still keeps its two best, plus a
         # composite bound of the tokens it did not keep (its third approximate score plus twice
         # the error and its skip bound lb, or its second best less one for what an exact fold
         # put out); phase 1's tree merges the threads' lists of four with their bounds

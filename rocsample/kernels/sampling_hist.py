@@ -38,7 +38,8 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
 
 0. ``_sample_nucleus_kernel`` (grid splits x rows, the second read; launched only by routes with
    the nucleus pass, ``sampling_router.NUCLEUS``, before the two above). Top-p-only rows (no
-   top_k, no min_p: ``row_nuc``) of such launches were drawn by phase 1's TOP2 variant, which
+   top_k, no min_p: ``row_nuc``, which also admits the rank form's top-k-only rows, below) of
+   such launches were drawn by phase 1's TOP2 variant, which
    left the row's two best Gumbel scores W1, W2 beside the histogram path's start state. The
    token is the best score over the nucleus, a prefix of the order: W1 when W1 is in it (the
    mass before W1 is below ``ceil(p * Z)``), else W2 when W2 is, else a later one. The pass
