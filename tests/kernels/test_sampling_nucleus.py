@@ -546,7 +546,7 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
     # passes at phase 1's splits), or top-p-only rows (then the nucleus pass is theirs, and the
     # top-k rows go through the histogram path).
     monkeypatch.setattr(router, "TILE_KMAX", 1)
-    rows = 8 if backend.name == "sim" or _SAN else 64
+    rows = 8 if backend.name == "sim" or _SAN else 16   # (the reference: 9 calls a vocab)
     for vocab in sorted({shape["vocab"], _random_vocab(backend, shape)}):
         lg = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
         lg[0, 3] = np.nan
