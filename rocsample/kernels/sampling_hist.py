@@ -1129,17 +1129,22 @@ def make(cuda, load, h, f):
         # The pass's token steps (nuc_token, nuc_token4) of the nucleus pass (masses) or, RANK,
         # the rank pass (counts: top-k-only rows).
         @cuda.jit(device=True, cache=JIT_CACHE)
+        def term(fv, kf, z):
+            # A finite token's term in the sums before the best (its approximate mass; RANK:
+            # _RANK_E, a count), and the row's sum z with its mass added (RANK: unchanged).
+            if RANK:
+                return _RANK_E, z
+            e = np.float64(amass(fv, kf))
+            return e, z + e
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
         def nuc_token(v, j, inv_t, vllm, kf, f1, w1, f2, w2, z, q1, q2):
             # One token of the nucleus pass: its approximate mass into the row's (z) and into
             # the masses before each of the two tokens it precedes (filter values f1, f2 at
             # w1, w2); RANK (the rank pass): _RANK_E, a count, into the sums before them alone.
             if is_finite(v):
                 fv = filt(v, inv_t, vllm)
-                if RANK:
-                    e = _RANK_E
-                else:
-                    e = np.float64(amass(fv, kf))
-                    z += e
+                e, z = term(fv, kf, z)
                 if fv > f1 or (fv == f1 and j < w1):
                     q1 += e
                 if fv > f2 or (fv == f2 and j < w2):
@@ -1154,11 +1159,7 @@ def make(cuda, load, h, f):
             # compare past the sum).
             if is_finite(v):
                 fv = filt(v, inv_t, vllm)
-                if RANK:
-                    e = _RANK_E
-                else:
-                    e = np.float64(amass(fv, kf))
-                    z += e
+                e, z = term(fv, kf, z)
                 if fv >= fmin:
                     q1, q2, q3, q4 = add_before4(fv, np.int32(j), e, f1, w1, f2, w2, f3, w3, f4,
                                                  w4, q1, q2, q3, q4)
