@@ -241,10 +241,9 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     # the pass's rows: the top-p-only ones, or where there are none the top-k-only ones (its
     # rank form); the others go on through the histogram path
     nrow = nuc_rows(plan, host) & hrow
-    krow = rank_rows(plan, host) & hrow
-    rank = bool(krow.any()) and not bool(nrow.any())
+    rank = not bool(nrow.any())
     if rank:
-        nrow = krow
+        nrow = rank_rows(plan, host) & hrow
     nuc = nucleus_on(plan) and bool(nrow.any())
     rank = rank and nuc
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
