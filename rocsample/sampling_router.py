@@ -407,13 +407,16 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status)))
+    # the count of phase 1's tile maxima a row (top-k rows' tile bound in the histogram code,
+    # at whatever split count the pass that runs it has: row-strided, one block)
+    tiles = S * plan.tpt
     if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
         h = kn.hist
         nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank_kernel) if r.rank
               else h._sample_nucleus_finish_kernel if r.finish else h._sample_nucleus_kernel)
         L.append((nk, (plan.splits_nuc, n), B,
                   (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, o.seed, o.position,
-                   want_lp, plan.tpt, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
+                   want_lp, tiles, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
                    plan.cap, o.counts[4], o.tokens, o.logprobs, o.status)))
     grid = (S, n)
     if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
@@ -423,11 +426,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
         # (no HIST rows: every row it serves is MINP, which a kernel of their own streams at
         # twice the histogram kernel's occupancy)
         hk = kn.hist._sample_hist_kernel if r.select else kn.hist._sample_minp_kernel
-        # (row-strided: no tile bound, tpt 0; phase 1's tile maxima are laid out by its own
-        # splits, not splits_fin)
         L.append((hk, grid, B,
                   (o.x, nv, chunk, temp, topk, topp, minp, vllm, o.seed, o.position,
-                   want_lp, 0 if r.strided else plan.tpt, r.kcap, w["tm"], w["pi"], w["si"],
+                   want_lp, tiles, r.kcap, w["tm"], w["pi"], w["si"],
                    w["sf"], hc, hm, cand,
                    plan.cap, c2, o.tokens, o.logprobs, o.status, o.cflag)))
     if r.select:

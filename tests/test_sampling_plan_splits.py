@@ -171,12 +171,15 @@ def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
     assert r.strided and not r.finish
 
 
-def test_top_k_only_routes_take_the_rank_pass_and_no_tile_bound_row_strided():
+def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
     # top_k 1000 alone (past the tile path, and the large form's batches below 64 rows): phase 1
     # (its TOP4 form at every row count on the finishing route, NUC_RANK_TOP2_ROWS) and the
-    # pass's rank form ("R" finishing, "r" plain); the row-strided histogram pass takes
-    # tpt 0 (no tile bound: phase 1's tile maxima are laid out by its own splits, fewer than
-    # splits_fin), the histogram pass at phase 1's splits the plan's tpt
+    # pass's rank form ("R" finishing, "r" plain). Every launch that runs the histogram code
+    # (the rank pass's finishing form for the rows it leaves, the row-strided histogram pass
+    # at splits_fin) gets phase 1's tile count, its splits x tpt: the tile maxima it wrote, at
+    # whatever split count the pass itself runs (the row-strided pass took tpt, hence a count
+    # of splits_fin x tpt, past the row's tile maxima, before the thirty-first session gave it
+    # no bound)
     from rocsample import sampling_router as R
 
     def host(rows, k=1000, p=1.0):
@@ -189,16 +192,21 @@ def test_top_k_only_routes_take_the_rank_pass_and_no_tile_bound_row_strided():
         assert route.rank and route.nuc
         got = fake_launches(plan, route)
         assert [k for k, _g, _b, _a in got] == want
+        tiles = got[0][1][0] * plan.tpt   # phase 1's grid: (splits, rows)
+        assert got[0][1][0] == plan.splits_draw and tiles > 0
         for k, grid, _b, args in got:
+            if k in ("h", "r", "R"):
+                assert args[11] == tiles, k
             if k == "h":
                 assert route.strided and grid == (plan.splits_fin, plan.rows_fin)
-                assert plan.splits_fin > plan.splits_draw and args[11] == 0
+                assert plan.splits_fin > plan.splits_draw
     # top_k with top_p: the histogram path at phase 1's splits, with its tile bound
     plan = _plan(8, 151936)
     route = R.route(plan, host(8, p=0.9))
     assert not (route.nuc or route.rank)
-    h = next(a for k, _g, _b, a in fake_launches(plan, route) if k == "h")
-    assert h[11] == plan.tpt > 0
+    got = fake_launches(plan, route)
+    h = next(a for k, _g, _b, a in got if k == "h")
+    assert h[11] == got[0][1][0] * plan.tpt > 0
 
 
 @pytest.mark.parametrize("rows, vocab, draw, want", [

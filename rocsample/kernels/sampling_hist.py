@@ -769,7 +769,7 @@ def make(cuda, load, h, f):
     minp_row_hist = minp_stream(_UNROLL)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si, sf,
+    def hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi, si, sf,
                  hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split, tid, bs, nsplit,
                  lo, hi, shc, shm, sm, sq, th, sm_r, flag):
         # The histogram pass over split `split` of row `row` (every thread of the block).
@@ -794,7 +794,9 @@ def make(cuda, load, h, f):
         kon = k > 0 and k < n
         kkey = order_key(kf)
         tau = _I64_M1
-        G = np.int64(nsplit) * np.int64(tpt)
+        # (tiles: the count of phase 1's tile maxima of the row, its launch's splits x tpt, at
+        # whatever split count this pass runs; 0: no bound)
+        G = np.int64(tiles)
         if kon and G >= np.int64(k):
             tau = tile_tau(tm, row, G, np.int64(k), kkey, inv_t, is_vllm, tid, bs, th, sm, sm_r)
         b = tid
@@ -938,7 +940,7 @@ def make(cuda, load, h, f):
             si[row, F.HS_NTOT] = ntot
 
     @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "hist", HIST_MAX_REGISTERS))
-    def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
+    def _sample_hist_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap,
                             tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status,
                             cflag):
         split, y, tid, bs, nsplit, lo, hi = split_block(chunk, n)
@@ -965,14 +967,14 @@ def make(cuda, load, h, f):
                 m = row_list(temp, topk, topp, minp, si, n, kcap, True, base, tid, bs, rl, nl)
             for q in range(m):
                 row = base if one else np.int64(rl[q])
-                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi,
+                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi,
                          si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, row, split,
                          tid, bs, nsplit, lo, hi, shc, shm, sm, sq, th, sm_r, flag)
                 cuda.syncthreads()
             base += np.int64(bs) * R
 
     @cuda.jit(cache=JIT_CACHE, **register_cap(cuda, "minp", MINP_MAX_REGISTERS))
-    def _sample_minp_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap,
+    def _sample_minp_kernel(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap,
                             tm, pi, si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status,
                             cflag):
         # The histogram kernel of a route whose histogram-path rows are all MINP (host values:
@@ -1242,7 +1244,7 @@ def make(cuda, load, h, f):
         @cuda.jit(cache=JIT_CACHE, **register_cap(
             cuda, "nucleus_finish" if FINISH else "nucleus",
             NUC_FINISH_MAX_REGISTERS if FINISH else None))
-        def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tpt, kcap, tm, pi, si,
+        def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi, si,
                  sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
             # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses
             # of the row and of the tokens before each of phase 1's two best in the filter
@@ -1487,11 +1489,12 @@ def make(cuda, load, h, f):
                 # nucleus pass's own, back at 0), in this block's shared memory: the bins in
                 # shc / shm, then the select's candidates and masses in shm's halves; the
                 # block-wide scratch in sz, s1, s2 (the tile bound's bins and the fallback's
-                # digits in s2). No tile bound (tpt 0): phase 1's tile maxima are laid out by
-                # its splits, not by this one split.
+                # digits in s2). A top-k row's tile bound from phase 1's `tiles` tile maxima:
+                # its candidates gathered, the row finished from them (no select pass) where
+                # they fit.
                 if nsv[0] == 0:
                     return
-                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, 0, kcap, tm, pi,
+                hist_row(x, n, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi,
                          si, sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, row,
                          _I64_0, tid, bs, 1, _I64_0, np.int64(n), shc, shm, sz, s1,
                          s2.view(np.int32), sm_r, flag)

@@ -537,6 +537,52 @@ def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geome
         assert KF.NUC_W3 in want   # (the seeds reach it)
 
 
+@pytest.mark.parametrize("geometry", [None, _STRIDED], ids=["finish", "strided"])
+def test_left_top_k_rows_finish_from_phase_1s_tile_bound(backend, shape, geometry, monkeypatch):
+    # Top-k-only rows none of whose best scores lies within the top k (the rank pass leaves
+    # them) go on through the histogram code: the rank pass's finishing form in one block, or
+    # the row-strided passes at splits_fin. Both get phase 1's tile count (its splits x tpt),
+    # so a row with top_k within it gets its tile bound there: the histogram pass gathers the
+    # candidates and the row's last block finishes the row from them, with no boundary bins and
+    # no select pass. HS_NTOT, which only the boundary path writes, keeps the mark set before
+    # the call (before, these launches had no tile bound: every such row took the boundary
+    # path and the select pass, a third read of the row).
+    from rocsample import graphs
+    monkeypatch.setattr(router, "TILE_KMAX", 1)
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 0 if geometry else 1 << 30)
+    vocab = shape["vocab"]
+    s = rs.Sampler(4, vocab, "float32", _block=shape["block"], _splits=shape["splits"])
+    if geometry:
+        _geometry(s.plan, **geometry)
+    # (top_k within the tile count, and well within the candidates' room: the gather takes
+    # every token at or above the bound, at least top_k of them)
+    kmax = min(s.plan.splits_draw * s.plan.tpt, s.plan.cap // 8)
+    lg = np.empty((4, vocab), np.float32)
+    seed = np.empty(4, np.uint64)
+    top_k = np.empty(4, np.int64)
+    r, sd = 0, 2000
+    while r < 4:   # rows whose four best lie outside such a top_k
+        sd += 1
+        lg[r] = (np.random.default_rng(sd).standard_normal(vocab) * 2).astype(np.float32)
+        _best, ranks = _best_and_ranks(lg[r:r + 1], np.ones(1, np.float32),
+                                       np.array([sd], np.uint64), 5)
+        k = min(ranks[0][:4])
+        if 2 <= k <= kmax:
+            seed[r], top_k[r] = sd, k
+            r += 1
+    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
+    si_dev = s.plan.views(buf)["si"]
+    si = host(backend, si_dev)
+    si[:, KF.HS_NTOT] = -7
+    graphs.copy_to_device(si_dev, si, s.stream)
+    params = dict(temperature=1.0, top_k=top_k)
+    tok = s(lg, check=False, seed=seed, position=5, **params)[0]
+    compare(backend, lg, tok, None, seed=seed, position=5, **params)
+    si = host(backend, si_dev)
+    assert list(si[:, KF.HS_NUC]) == [KF.NUC_NONE] * 4
+    assert list(si[:, KF.HS_NTOT]) == [-7] * 4
+
+
 @pytest.mark.parametrize("order", ["llama", "vllm"])
 def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shape, rng, order,
                                                                    monkeypatch):
