@@ -186,7 +186,7 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
         return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, k, np.int64),
                       np.full(rows, p, np.float32), np.zeros(rows, np.float32))
     for rows, vocab, want in ((1, 32000, ["p4", "R"]), (16, 32000, ["p4", "R"]),
-                              (8, 151936, ["p", "r", "h", "s"])):
+                              (8, 151936, ["p", "r", "h", "s"]), (256, 151936, ["p", "r", "h", "s"])):
         plan = _plan(rows, vocab)
         route = R.route(plan, host(rows))
         assert route.rank and route.nuc
@@ -197,9 +197,11 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
         for k, grid, _b, args in got:
             if k in ("h", "r", "R"):
                 assert args[11] == tiles, k
-            if k == "h":
+            if k in ("h", "s") and rows <= R.NUC_RANK_STRIDED_ROWS:
                 assert route.strided and grid == (plan.splits_fin, plan.rows_fin)
                 assert plan.splits_fin > plan.splits_draw
+            elif k in ("h", "s"):   # (more rows: the left ones at phase 1's splits x every row)
+                assert not route.strided and grid == (plan.splits_draw, rows)
     # top_k with top_p: the histogram path at phase 1's splits, with its tile bound
     plan = _plan(8, 151936)
     route = R.route(plan, host(8, p=0.9))
@@ -306,14 +308,15 @@ def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, v
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
     # maxima make the expected candidates fit its list; else top_k past KCAP (a top-k-only
     # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
-    # one and the row-strided histogram path wider
+    # one and the histogram path wider (row-strided up to NUC_RANK_STRIDED_ROWS rows)
     from rocsample import sampling_router as R
     from rocsample.kernels import sampling_fast as KF
 
     r = R.route(_plan(rows, vocab), _host(rows, k))
     assert r.large == large
     assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
-    assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB) == r.strided
+    assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB)
+    assert r.strided == (r.hist and rows <= R.NUC_RANK_STRIDED_ROWS)
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)
 
 

@@ -609,9 +609,13 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
         k_rows = [r for r in range(rows) if top_k[r] > 0 and top_p[r] == 1]
         params = dict(temperature=0.9, top_k=top_k, top_p=top_p, order=order)
         got, hows = [], []
-        # (every split geometry for the top-k rows alone, one beside the others)
-        for splits, nuc in ((2, None), (3, None), (2, 5)) if beside == "none" else ((2, None),):
-            geometry = dict(fin=2, rows_fin=3) if splits == 3 else None
+        # (every split geometry for the top-k rows alone, one beside the others: the finishing
+        # route, the row-strided one, the finishing one at the pass's own split count, and the
+        # plain pass's left rows at phase 1's splits, NUC_RANK_STRIDED_ROWS below the rows)
+        geos = ((2, None, None, rows), (3, None, dict(fin=2, rows_fin=3), rows), (2, 5, None, rows),
+                (3, None, dict(fin=2), 0))
+        for splits, nuc, geometry, srows in geos if beside == "none" else geos[:1]:
+            monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", srows)
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
                                   position=4, geometry=geometry, nuc=nuc, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))
@@ -623,7 +627,7 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
             hows.append(list(how))
         for g in got[1:]:
             np.testing.assert_array_equal(g, got[0])
-        if len(hows) == 3:
+        if len(hows) > 1:
             assert hows[2] == hows[0]   # (the same decisions, row by row, at the pass's own count)
 
 
@@ -645,6 +649,12 @@ def test_routing_takes_the_rank_pass_for_host_top_k_rows(backend, shape, monkeyp
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 39)
     r = router.route(plan, h)
     assert r.nuc and r.rank and r.strided and r.hist and r.select and not r.finish
+    # (calls of more than NUC_RANK_STRIDED_ROWS rows: the left rows at phase 1's splits)
+    monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", 3)
+    r = router.route(plan, h)
+    assert r.nuc and r.rank and r.hist and r.select and not (r.strided or r.finish)
+    monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", 4)
+    assert router.route(plan, h).strided
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 1 << 30)
     p = np.array([1.0, 1.0, 1.0, 0.9], np.float32)
     k2 = np.array([10, 20, 5, 0], np.int64)   # row 3: top-p-only
