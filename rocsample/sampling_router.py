@@ -115,6 +115,14 @@ NUC_FINISH_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_FINISH_TOP2_ROWS") or 8
 #: (tools/rank_left_rate.py; untimed, docs/PERF_NOTES.md "Thirty-first session").
 #: ``ROCSAMPLE_NUC_RANK_TOP2_ROWS`` (timings).
 NUC_RANK_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_TOP2_ROWS") or 0)
+#: Most rows whose plain rank pass (rows wider than NUC_FINISH_VOCAB) keeps phase 1's TOP2
+#: form (two best scores a row); more rows: its TOP4 form and the pass over four
+#: (``sampling_hist._sample_rank4_kernel``, ``Route.top4``). At 151936-262144 logits a top-k
+#: row's two best leave the top 1000 in 10-15% of rows, its four in about 1.6%
+#: (tools/rank_left_rate.py), and each row left costs the histogram and select passes; the
+#: TOP4 merges and the two more sums cost a little every call. Untimed, so off by default (no
+#: row count takes it); ``ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS`` (0: every row count; timings).
+NUC_RANK_PLAIN_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS") or 1 << 30)
 #: Largest calls whose plain rank pass (rows wider than NUC_FINISH_VOCAB) finishes the rows it
 #: leaves row-strided, as top-p-only rows' routes do (``Route.strided``: a few blocks a row,
 #: each looping over the rows left); larger calls take the histogram and select passes at
@@ -219,7 +227,8 @@ class Route:
     # row (its finishing form), and neither the histogram nor the select pass is launched
     finish: bool = False
     # (finish) phase 1 keeps four best scores of each of the pass's rows (its TOP4 form): more
-    # than NUC_FINISH_TOP2_ROWS rows (NUC_RANK_TOP2_ROWS for the rank form)
+    # than NUC_FINISH_TOP2_ROWS rows (NUC_RANK_TOP2_ROWS for the rank form); (rank, not
+    # finish) more than NUC_RANK_PLAIN_TOP2_ROWS rows, with the plain rank pass over four
     top4: bool = False
     # (nuc) the pass's rank form: its rows are top-k-only (a call with no top-p-only row)
     rank: bool = False
@@ -268,7 +277,8 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     strided = strided and (not rank or plan.n_rows <= NUC_RANK_STRIDED_ROWS)
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank)
+                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank,
+                 top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS)
 
 
 def nucleus_on(plan) -> bool:
@@ -427,7 +437,8 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     tiles = S * plan.tpt
     if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
         h = kn.hist
-        nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank_kernel) if r.rank
+        nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank4_kernel if r.top4
+               else h._sample_rank_kernel) if r.rank
               else h._sample_nucleus_finish_kernel if r.finish else h._sample_nucleus_kernel)
         L.append((nk, (plan.splits_nuc, n), B,
                   (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, o.seed, o.position,

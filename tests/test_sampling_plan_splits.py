@@ -99,7 +99,8 @@ def fake_launches(plan, route):
                              _sample_nucleus_kernel="n",
                              _sample_nucleus_finish_kernel="N",
                              _sample_rank_kernel="r",
-                             _sample_rank_finish_kernel="R")),
+                             _sample_rank_finish_kernel="R",
+                             _sample_rank4_kernel="r4")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
@@ -209,6 +210,23 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
     got = fake_launches(plan, route)
     h = next(a for k, _g, _b, a in got if k == "h")
     assert h[11] == got[0][1][0] * plan.tpt > 0
+
+
+def test_the_plain_rank_pass_over_four_best_past_its_row_count(monkeypatch):
+    # NUC_RANK_PLAIN_TOP2_ROWS: calls of more rows take phase 1's TOP4 form and the plain rank
+    # pass over four best ("r4"); the finishing routes keep their own rule (NUC_RANK_TOP2_ROWS)
+    from rocsample import sampling_router as R
+
+    def host(rows):
+        return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, 1000, np.int64),
+                      np.ones(rows, np.float32), np.zeros(rows, np.float32))
+    monkeypatch.setattr(R, "NUC_RANK_PLAIN_TOP2_ROWS", 8)
+    for rows, vocab, want in ((8, 151936, ["p", "r", "h", "s"]), (9, 151936, ["p4", "r4", "h", "s"]),
+                              (256, 262144, ["p4", "r4", "h", "s"]), (1, 32000, ["p4", "R"])):
+        plan = _plan(rows, vocab)
+        route = R.route(plan, host(rows))
+        assert [k for k, _g, _b, _a in fake_launches(plan, route)] == want
+        assert route.top4 == (want[0] == "p4")
 
 
 @pytest.mark.parametrize("rows, vocab, draw, want", [

@@ -69,7 +69,9 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    variants draw alike: the token is the best score within the top k, so the first of W1 ..
    W4 with fewer than k tokens before it in the order. The rank pass counts those tokens
    (``_RANK_E`` a token, exact: no bounds, never undecided, no exact pass); rows where none of
-   the best is within the top k go on as above.
+   the best is within the top k go on as above. ``_sample_rank4_kernel`` is the plain rank
+   pass over phase 1's four best (its TOP4 form: ``sampling_router.NUC_RANK_PLAIN_TOP2_ROWS``),
+   for wide rows, where a top-k row's two best leave the top k far more often than its four.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
@@ -191,8 +193,8 @@ def make(cuda, load, h, f):
     -------
     types.SimpleNamespace
         ``_sample_hist_kernel``, ``_sample_select_kernel``, ``_sample_minp_kernel``,
-        ``_sample_nucleus_kernel``, ``_sample_nucleus_finish_kernel``, ``_sample_rank_kernel``
-        and ``_sample_rank_finish_kernel``.
+        ``_sample_nucleus_kernel``, ``_sample_nucleus_finish_kernel``, ``_sample_rank_kernel``,
+        ``_sample_rank_finish_kernel`` and ``_sample_rank4_kernel``.
     """
     is_finite = h.is_finite
     order_key = h.order_key
@@ -1222,22 +1224,24 @@ def make(cuda, load, h, f):
         # -1 (never undecided).
         return 1 if q < tlo else -1
 
-    def _nucleus(FINISH, RANK):
+    def _nucleus(FINISH, RANK, FOUR=False):
         # The nucleus pass; FINISH: its form that finishes the rows the bounds leave undecided
         # in the row's last block (the histogram and select passes as one block, hist_row and
         # select_row over the whole row), for routes that then launch neither pass
         # (``sampling_router.Route.finish``). RANK: the rank pass, the same pass for top-k-only
         # rows (the top-p-only rows' pass leaves them, and this one those): it counts the
         # tokens before each of the best (exact), and the first with fewer than top_k before
-        # it is the token. All take the histogram kernel's operands.
+        # it is the token. FOUR (FINISH implies it): the sums before each of phase 1's four
+        # best (its TOP4 form), else two. All take the histogram kernel's operands.
+        FOUR = FOUR or FINISH
         nuc_token, nuc_token4 = _tokens(RANK)
         verdict = rank_verdict if RANK else nuc_verdict
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
-        N4 = _MAX_BLOCK if FINISH else 1   # the third and fourth best's sums (phase 1's TOP4)
+        N4 = _MAX_BLOCK if FOUR else 1   # the third and fourth best's sums (phase 1's TOP4)
         # loads a round: the finishing form's four sums off numba-cuda take half (numba-hip's
         # gfx1151 code of its float16 form kept the round's array in a 552-byte private segment
         # at 8, which the AMD offline gate refuses; the tokens and sums are the same either way)
-        NU = _NUC_UNROLL if not FINISH or _numba_cuda(cuda) else _NUC_UNROLL // 2
+        NU = _NUC_UNROLL if not FOUR or _numba_cuda(cuda) else _NUC_UNROLL // 2
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
 
@@ -1270,7 +1274,7 @@ def make(cuda, load, h, f):
             w2 = si[row, F.HS_W2]
             w3 = _I64_M1
             w4 = _I64_M1
-            if FINISH:
+            if FOUR:
                 w3 = si[row, F.HS_W3]
                 w4 = si[row, F.HS_W4]
             # (the rows of phase 1's row_nuc this form serves: top-p-only, or RANK top-k-only)
@@ -1297,7 +1301,7 @@ def make(cuda, load, h, f):
             f3 = _F32_INF
             f4 = _F32_INF
             fmin = f1
-            if FINISH:
+            if FOUR:
                 f3 = nuc_value(x, row, w3, inv_t, is_vllm)
                 f4 = nuc_value(x, row, w4, inv_t, is_vllm)
                 fmin = min(min(f1, f2), min(f3, f4))
@@ -1320,7 +1324,7 @@ def make(cuda, load, h, f):
                 for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
                 for u in range(NU):
-                    if FINISH:
+                    if FOUR:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
@@ -1331,7 +1335,7 @@ def make(cuda, load, h, f):
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
                 for u in range(NU):
-                    if FINISH:
+                    if FOUR:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
@@ -1341,7 +1345,7 @@ def make(cuda, load, h, f):
             sz[tid] = np.int64(z * _AM_SCALE)
             s1[tid] = np.int64(q1 * _AM_SCALE)
             s2[tid] = np.int64(q2 * _AM_SCALE)
-            if FINISH:
+            if FOUR:
                 s3[tid] = np.int64(q3 * _AM_SCALE)
                 s4[tid] = np.int64(q4 * _AM_SCALE)
             cuda.syncthreads()
@@ -1351,7 +1355,7 @@ def make(cuda, load, h, f):
                     sz[tid] += sz[tid + step]
                     s1[tid] += s1[tid + step]
                     s2[tid] += s2[tid + step]
-                    if FINISH:
+                    if FOUR:
                         s3[tid] += s3[tid + step]
                         s4[tid] += s4[tid + step]
                 cuda.syncthreads()
@@ -1360,7 +1364,7 @@ def make(cuda, load, h, f):
                 atomic_add(si, (row, F.HS_NZ), sz[0])
                 atomic_add(si, (row, F.HS_NS1), s1[0])
                 atomic_add(si, (row, F.HS_NS2), s2[0])
-                if FINISH:
+                if FOUR:
                     atomic_add(si, (row, F.HS_NS3), s3[0])
                     atomic_add(si, (row, F.HS_NS4), s4[0])
             if not last_block(ctr, row, nsplit, tid, flag):
@@ -1388,12 +1392,12 @@ def make(cuda, load, h, f):
                     if v == 1:
                         tok = w2
                         how = F.NUC_W2
-                if FINISH and v == -1 and w3 >= _I64_0:
+                if FOUR and v == -1 and w3 >= _I64_0:
                     v = verdict(si[row, F.HS_NS3], nn, tlo, thi)
                     if v == 1:
                         tok = w3
                         how = F.NUC_W3
-                if FINISH and v == -1 and w4 >= _I64_0:
+                if FOUR and v == -1 and w4 >= _I64_0:
                     v = verdict(si[row, F.HS_NS4], nn, tlo, thi)
                     if v == 1:
                         tok = w4
@@ -1510,6 +1514,7 @@ def make(cuda, load, h, f):
     _sample_nucleus_finish_kernel = _nucleus(True, False)
     _sample_rank_kernel = _nucleus(False, True)
     _sample_rank_finish_kernel = _nucleus(True, True)
+    _sample_rank4_kernel = _nucleus(False, True, True)
 
     return SimpleNamespace(_sample_hist_kernel=_sample_hist_kernel,
                            _sample_minp_kernel=_sample_minp_kernel,
@@ -1517,4 +1522,5 @@ def make(cuda, load, h, f):
                            _sample_nucleus_kernel=_sample_nucleus_kernel,
                            _sample_nucleus_finish_kernel=_sample_nucleus_finish_kernel,
                            _sample_rank_kernel=_sample_rank_kernel,
-                           _sample_rank_finish_kernel=_sample_rank_finish_kernel)
+                           _sample_rank_finish_kernel=_sample_rank_finish_kernel,
+                           _sample_rank4_kernel=_sample_rank4_kernel)

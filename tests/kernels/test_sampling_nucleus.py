@@ -484,9 +484,10 @@ def _top_k_for(target, rk):
 
 @pytest.mark.parametrize("long,geometry,lp", [(False, None, False), (False, None, True),
                                               (True, None, False), (False, _STRIDED, False),
-                                              (True, _STRIDED, True), (False, "top2", False)],
+                                              (True, _STRIDED, True), (False, "top2", False),
+                                              (True, "strided-top4", False)],
                          ids=["tokens", "logprobs", "fast-pass", "strided",
-                              "fast-pass-strided-logprobs", "finish-top2"])
+                              "fast-pass-strided-logprobs", "finish-top2", "strided-top4"])
 def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geometry, lp,
                                                       monkeypatch):
     # Top-k-only rows past the tile path's limit (TILE_KMAX 1 here) take the nucleus pass's
@@ -500,6 +501,10 @@ def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geome
     if top2:   # (the rank form's finishing routes take the TOP4 form at every row count)
         monkeypatch.setattr(router, "NUC_RANK_TOP2_ROWS", 1 << 30)
         geometry = None
+    four = geometry is None or geometry == "strided-top4"   # (phase 1's TOP4 form)
+    if geometry == "strided-top4":   # (the plain rank pass over four best)
+        monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
+        geometry = _STRIDED
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     targets = [0, 1, 2, 3, 4, 1] * 2
     rows = len(targets)
@@ -522,7 +527,7 @@ def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geome
                 break
         top_k[r] = k
         # the best the route lists: two, or (TOP4) the third and fourth where certified
-        listed = 2 if (geometry or top2) else 2 + sum(
+        listed = 2 if not four or top2 else 2 + sum(
             _certified(best[0][:i], vocab, plan.chunk_draw, plan.block) for i in (2, 3))
         first = next((i for i in range(listed) if ranks[0][i] < k), None)
         want.append(KF.NUC_NONE if first is None else
@@ -533,7 +538,7 @@ def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geome
     compare(backend, lg, tok, lps, seed=seed, position=5, **params)
     assert list(how) == want
     assert KF.NUC_W2 in want and KF.NUC_NONE in want
-    if not (geometry or top2):
+    if four and not top2:
         assert KF.NUC_W3 in want   # (the seeds reach it)
 
 
@@ -611,11 +616,13 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
         got, hows = [], []
         # (every split geometry for the top-k rows alone, one beside the others: the finishing
         # route, the row-strided one, the finishing one at the pass's own split count, and the
-        # plain pass's left rows at phase 1's splits, NUC_RANK_STRIDED_ROWS below the rows)
+        # plain pass over phase 1's four best, its left rows at phase 1's splits:
+        # NUC_RANK_PLAIN_TOP2_ROWS and NUC_RANK_STRIDED_ROWS below the rows)
         geos = ((2, None, None, rows), (3, None, dict(fin=2, rows_fin=3), rows), (2, 5, None, rows),
                 (3, None, dict(fin=2), 0))
-        for splits, nuc, geometry, srows in geos if beside == "none" else geos[:1]:
-            monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", srows)
+        for splits, nuc, geometry, few in geos if beside == "none" else geos[:1]:
+            monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", few)
+            monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", few)
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
                                   position=4, geometry=geometry, nuc=nuc, **params)
             got.append(compare(backend, lg, tok, lps, seed=seed, position=4, **params))

@@ -12,8 +12,9 @@ hand.
 
 Half-precision rows now go through both forms here, on sim and on a GPU, against the reference;
 the plain form's launches are the records that the AMD test compiles. Top-k-only rows do the same
-for the pass's rank form (``_sample_rank_kernel`` and ``_sample_rank_finish_kernel``), whose
-signatures the AMD gate compiles only where a sim test launched them.
+for the pass's rank form (``_sample_rank_kernel``, ``_sample_rank_finish_kernel`` and the plain
+pass over four best, ``_sample_rank4_kernel``), whose signatures the AMD gate compiles only where
+a sim test launched them.
 """
 
 from __future__ import annotations
@@ -42,12 +43,16 @@ def _names(backend, launched):
     return {where.get(id(k)) for k in launched}
 
 
-@pytest.mark.parametrize("kind", ["top_p", "top_k"])
-@pytest.mark.parametrize("geometry", [_STRIDED, None], ids=["plain", "finishing"])
+@pytest.mark.parametrize("kind,geometry", [
+    ("top_p", _STRIDED), ("top_p", None), ("top_k", _STRIDED), ("top_k", None),
+    ("top_k4", _STRIDED)],   # (the finishing rank form always takes four: the top_k case)
+    ids=["top_p-plain", "top_p-finishing", "top_k-plain", "top_k-finishing", "top_k4-plain"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng, launches,  # noqa: F811
                                                              dtype, geometry, kind, monkeypatch):
     monkeypatch.setattr(router, "TILE_KMAX", 1)   # (top_k rows past the tile path)
+    if kind == "top_k4":   # (the plain rank pass over phase 1's four best)
+        monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
     rows, vocab = 6, shape["vocab"]
     f = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
     f[0, 5] = np.nan
@@ -57,7 +62,7 @@ def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng,
         x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
     seed = rng.integers(0, 2**63, rows)
     params = dict(temperature=0.9, top_p=np.linspace(0.1, 0.98, rows).astype(np.float32))
-    if kind == "top_k":
+    if kind != "top_p":
         params = dict(temperature=0.9, top_k=np.linspace(2, vocab - 1, rows).astype(np.int64))
     tok, lps, how = _call(backend, shape, x, lp=True, seed=seed, position=3, geometry=geometry,
                           dtype=dtype, **params)
@@ -65,7 +70,7 @@ def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng,
     assert (how == KF.NUC_W1).any()   # the pass decided rows itself
     t = "f16" if dtype == "float16" else "bf16"
     names = _names(backend, launches)
-    form = "nucleus" if kind == "top_p" else "rank"
+    form = {"top_p": "nucleus", "top_k": "rank", "top_k4": "rank4"}[kind]
     plain = f"{t}.hist._sample_{form}_kernel" in names
     finishing = f"{t}.hist._sample_{form}_finish_kernel" in names
     assert (plain, finishing) == ((True, False) if geometry else (False, True))
