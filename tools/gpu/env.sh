@@ -13,6 +13,10 @@ if [ -d .whl ]; then
       && echo "$wheels" > /tmp/site/.rocsample-wheels
   fi
   export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}
+  # (the device gate counts tests/reference/test_quant.py's skip without gguf as a failure: the
+  # thirty-second session's gate carried numpy alone and FAILed on that skip)
+  python3 -c "import gguf, ml_dtypes" 2>/dev/null \
+    || echo "env.sh: no gguf / ml_dtypes (carry .whl with them, BENCHMARKS.md): the gate will FAIL on a skip" >&2
 else
   export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 fi
