@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # The next session's rank-pass call (carry .whl with numpy, gguf and ml_dtypes; <= 590 s): the
-# device gate on this tree (GLIM, default 260 s: the plain rank pass over four best and the
-# route rules of 66e3fd7 have not run on a GPU), then top_k 1000 alone graph-timed by
-# tools/gpu/kprofile.py at the shapes the plain rank pass serves, each variant in its own
-# process (KLIM, default 60 s): the plain pass over two best (the default), over four
-# (ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=0), and the histogram path (ROCSAMPLE_NUC_TOPK=0).
-# Then bash tools/gpu/s32_bench.sh (carry .whl and .peers/fi074) for the benchmark.
-# Output: $OUT/gate.log, check-report-h200.json, ab.txt
+# device gate on this tree (GLIM, default 250 s: the plain rank pass over four best and the
+# route rules of 66e3fd7 have not run on a GPU), then bench/test_sampling.py's top_k1000 alone
+# (rocsample only, its own inputs, graph-timed) at the twelve shapes, each variant in its own
+# process (KLIM, default 70 s): the plain pass over two best (the default), over four
+# (ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=0), over four with every call's left rows at phase 1's
+# splits (ROCSAMPLE_NUC_RANK_STRIDED_ROWS=0 too), and the histogram path (ROCSAMPLE_NUC_TOPK=0).
+# tools/rank_left_rate.py --bench counts the rows each leaves. Then bash tools/gpu/s32_bench.sh
+# (carry .whl and .peers/fi074) for the peers.
+# Output: $OUT/gate.log, check-report-h200.json, rank-*.json, rank-*.md
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
 T0=$SECONDS
 banner
-NUMBA_CACHE_DIR=/tmp/nc-new run_gate "${GLIM:-260}"
-SH=1x151936,8x151936,256x151936,1x262144,8x262144,256x262144
-for v in "1 1073741824" "1 0" "0 1073741824"; do
+NUMBA_CACHE_DIR=/tmp/nc-new run_gate "${GLIM:-250}"
+for v in "two 1 1073741824 16" "four 1 0 16" "four-splits 1 0 0" "hist 0 1073741824 16"; do
   set -- $v
-  timeout "${KLIM:-60}" env ROCSAMPLE_NUC_TOPK=$1 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=$2 \
-    NUMBA_CACHE_DIR=/tmp/nc-new python3 tools/gpu/kprofile.py --graph --topk1000 --shapes "$SH" \
-    2>&1 | graph_lines "nuc_topk=$1 plain_top2_rows=$2"
-  echo "== $v done at $((SECONDS - T0)) s"
+  timeout -s INT -k 10 "${KLIM:-70}" env ROCSAMPLE_NUC_TOPK=$2 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=$3 \
+    ROCSAMPLE_NUC_RANK_STRIDED_ROWS=$4 NUMBA_CACHE_DIR=/tmp/nc-new \
+    python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data --benchmark-max-time=0.02 \
+    --benchmark-min-rounds=5 --bench-shapes=all -k "test_rocsample and top_k1000" \
+    --benchmark-json="$OUT/rank-$1.json" > "/tmp/rank-$1.log" 2>&1
+  echo "== $1 rc=$? at $((SECONDS - T0)) s: $(tail -1 "/tmp/rank-$1.log")"
+  python3 -m bench.report "$OUT/rank-$1.json" > "$OUT/rank-$1.md" 2>/dev/null
+  grep -E "^\| top_k1000 " "$OUT/rank-$1.md" | cut -d'|' -f2-5 | sed "s/^/$1 /"
 done
 echo "== done at $((SECONDS - T0)) s"
