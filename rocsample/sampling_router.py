@@ -136,7 +136,6 @@ NUC_RANK_PLAIN_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROW
 NUC_RANK_STRIDED_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_STRIDED_ROWS") or 16)
 
 
-
 def tile_large_fits(tiles: int, k: int) -> bool:
     """Whether a row of ``tiles`` tile maxima is expected to gather its top ``k`` within the
     large form's candidate list: the tau of the tile finalize (the k-th largest tile maximum)
