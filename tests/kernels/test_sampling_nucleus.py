@@ -620,7 +620,8 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
         # NUC_RANK_PLAIN_TOP2_ROWS and NUC_RANK_STRIDED_ROWS below the rows)
         geos = ((2, None, None, rows), (3, None, dict(fin=2, rows_fin=3), rows), (2, 5, None, rows),
                 (3, None, dict(fin=2), 0))
-        for splits, nuc, geometry, few in geos if beside == "none" else geos[:1]:
+        # (beside a chain row: phase 1's TOP4 form with a row the histogram path serves)
+        for splits, nuc, geometry, few in geos if beside == "none" else geos[::3]:
             monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", few)
             monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", few)
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
@@ -634,7 +635,7 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
             hows.append(list(how))
         for g in got[1:]:
             np.testing.assert_array_equal(g, got[0])
-        if len(hows) > 1:
+        if len(hows) > 2:
             assert hows[2] == hows[0]   # (the same decisions, row by row, at the pass's own count)
 
 
