@@ -17,13 +17,9 @@ banner
 NUMBA_CACHE_DIR=/tmp/nc-new run_gate "${GLIM:-250}"
 for v in "two 1 1073741824 16" "four 1 0 16" "four-splits 1 0 0" "hist 0 1073741824 16"; do
   set -- $v
-  timeout -s INT -k 10 "${KLIM:-70}" env ROCSAMPLE_NUC_TOPK=$2 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=$3 \
-    ROCSAMPLE_NUC_RANK_STRIDED_ROWS=$4 NUMBA_CACHE_DIR=/tmp/nc-new \
-    python3 -m pytest bench/test_sampling.py "${BH[@]}" --bench-drop-data --benchmark-max-time=0.02 \
-    --benchmark-min-rounds=5 --bench-shapes=all -k "test_rocsample and top_k1000" \
-    --benchmark-json="$OUT/rank-$1.json" > "/tmp/rank-$1.log" 2>&1
-  echo "== $1 rc=$? at $((SECONDS - T0)) s: $(tail -1 "/tmp/rank-$1.log")"
-  python3 -m bench.report "$OUT/rank-$1.json" > "$OUT/rank-$1.md" 2>/dev/null
+  BJ=rank-$1 BK="test_rocsample and top_k1000" ROCSAMPLE_NUC_TOPK=$2 \
+    ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=$3 ROCSAMPLE_NUC_RANK_STRIDED_ROWS=$4 \
+    NUMBA_CACHE_DIR=/tmp/nc-new topp_bench "${KLIM:-70}"
   grep -E "^\| top_k1000 " "$OUT/rank-$1.md" | cut -d'|' -f2-5 | sed "s/^/$1 /"
 done
 echo "== done at $((SECONDS - T0)) s"

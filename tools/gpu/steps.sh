@@ -66,14 +66,15 @@ greedy_bench() {
 topp_bench() {
   # bench/test_sampling.py's top_p095 and greedy (BK: another -k) at the twelve shapes
   # (rocsample, PyTorch and the sourced FlashInfer in one process, graph-timed) within ${1:-240}
-  # s: $OUT/bench.json, bench.md
+  # s: $OUT/$BJ.json, $BJ.md (BJ: default bench; its log /tmp/$BJ.log)
+  local bj=${BJ:-bench}
   timeout -s INT -k 10 "${1:-240}" python3 -m pytest bench/test_sampling.py "${BH[@]}" \
     --bench-drop-data --benchmark-max-time=0.02 --benchmark-min-rounds=5 --bench-shapes=all \
-    -k "${BK:-top_p095 or greedy}" --benchmark-json="$OUT/bench.json" > /tmp/bench.log 2>&1
-  echo "== bench rc=$? at $((SECONDS - T0)) s: $(tail -1 /tmp/bench.log)"
-  grep -E "SKIPPED|FAILED|Error" /tmp/bench.log | head -5
-  python3 -m bench.report "$OUT/bench.json" > "$OUT/bench.md" 2>/dev/null
-  grep -E "^\| (top_p095|greedy) " "$OUT/bench.md" | head -40
+    -k "${BK:-top_p095 or greedy}" --benchmark-json="$OUT/$bj.json" > "/tmp/$bj.log" 2>&1
+  echo "== $bj rc=$? at $((SECONDS - T0)) s: $(tail -1 "/tmp/$bj.log")"
+  grep -E "SKIPPED|FAILED|Error" "/tmp/$bj.log" | head -5
+  python3 -m bench.report "$OUT/$bj.json" > "$OUT/$bj.md" 2>/dev/null
+  grep -E "^\| (top_p095|greedy) " "$OUT/$bj.md" | head -40
 }
 
 banner() {
