@@ -2,6 +2,8 @@
 
 Prints one marker line per configuration; ncu's CSV lists the kernels in launch order.
 Also prints graph-timed per-call figures (bench/common.py's method) for the same configs.
+``--bench-inputs``: bench/test_sampling.py's logits at each shape (its own generator) instead of
+sampler_inputs.logits' (the rows a route leaves differ between the two).
 """
 import sys
 
@@ -28,6 +30,8 @@ if "--tile-min" in sys.argv:
     import rocsample.kernels.sampling_fast as _kf
     _kf.TILE_MIN = int(sys.argv[sys.argv.index("--tile-min") + 1])
 be = get_backend()
+if "--bench-inputs" in sys.argv:
+    from bench.test_sampling import _host_logits as logits  # noqa: F811
 graph = "--graph" in sys.argv
 modes = [m for m in MODES if f"--{m}" in sys.argv] or ["greedy", "chain"]
 for rows, vocab in SHAPES:
