@@ -120,9 +120,14 @@ NUC_RANK_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_TOP2_ROWS") or 0)
 #: (``sampling_hist._sample_rank4_kernel``, ``Route.top4``). At 151936-262144 logits a top-k
 #: row's two best leave the top 1000 in 10-15% of rows, its four in about 1.6%
 #: (tools/rank_left_rate.py), and each row left costs the histogram and select passes; the
-#: TOP4 merges and the two more sums cost a little every call. Untimed, so off by default (no
-#: row count takes it); ``ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS`` (0: every row count; timings).
-NUC_RANK_PLAIN_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS") or 1 << 30)
+#: TOP4 merges and the two more sums cost about 3 us every call. H200, the benchmark's top_k
+#: 1000 alone (its inputs, graph-timed; bench/results/nvidia-h200-s33-rank-ab.txt), two against
+#: four: 1 x 151936 20.9 / 23.8 us, 1 x 262144 21.2 / 24.2, 8 x 151936 56.1 / 31.8 (one row
+#: left by two best), 8 x 262144 34.3 / 37.5 (none left), 256 x 151936 349.3 / 335.5, 256 x
+#: 262144 555.4 / 515.0. With two best a one-row call has a row left in about an eighth of
+#: calls, an eight-row call in about two thirds (1 - 0.87**8): two best up to one row, four
+#: past it. ``ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS`` (0: every row count; timings).
+NUC_RANK_PLAIN_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS") or 1)
 #: Largest calls whose plain rank pass (rows wider than NUC_FINISH_VOCAB) finishes the rows it
 #: leaves row-strided, as top-p-only rows' routes do (``Route.strided``: a few blocks a row,
 #: each looping over the rows left); larger calls take the histogram and select passes at

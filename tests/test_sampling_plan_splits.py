@@ -187,7 +187,8 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
         return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, k, np.int64),
                       np.full(rows, p, np.float32), np.zeros(rows, np.float32))
     for rows, vocab, want in ((1, 32000, ["p4", "R"]), (16, 32000, ["p4", "R"]),
-                              (8, 151936, ["p", "r", "h", "s"]), (256, 151936, ["p", "r", "h", "s"])):
+                              (1, 151936, ["p", "r", "h", "s"]), (8, 151936, ["p4", "r4", "h", "s"]),
+                              (256, 151936, ["p4", "r4", "h", "s"])):
         plan = _plan(rows, vocab)
         route = R.route(plan, host(rows))
         assert route.rank and route.nuc
@@ -196,11 +197,11 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
         tiles = got[0][1][0] * plan.tpt   # phase 1's grid: (splits, rows)
         assert got[0][1][0] == plan.splits_draw and tiles > 0
         for k, grid, _b, args in got:
-            if k in ("h", "r", "R"):
+            if k in ("h", "r", "r4", "R"):
                 assert args[11] == tiles, k
             if k in ("h", "s") and rows <= R.NUC_RANK_STRIDED_ROWS:
                 assert route.strided and grid == (plan.splits_fin, plan.rows_fin)
-                assert plan.splits_fin > plan.splits_draw
+                assert plan.splits_fin != plan.splits_draw   # (its own count would be wrong)
             elif k in ("h", "s"):   # (more rows: the left ones at phase 1's splits x every row)
                 assert not route.strided and grid == (plan.splits_draw, rows)
     # top_k with top_p: the histogram path at phase 1's splits, with its tile bound
@@ -220,13 +221,17 @@ def test_the_plain_rank_pass_over_four_best_past_its_row_count(monkeypatch):
     def host(rows):
         return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, 1000, np.int64),
                       np.ones(rows, np.float32), np.zeros(rows, np.float32))
-    monkeypatch.setattr(R, "NUC_RANK_PLAIN_TOP2_ROWS", 8)
-    for rows, vocab, want in ((8, 151936, ["p", "r", "h", "s"]), (9, 151936, ["p4", "r4", "h", "s"]),
+    for rows, vocab, want in ((1, 151936, ["p", "r", "h", "s"]), (2, 151936, ["p4", "r4", "h", "s"]),
                               (256, 262144, ["p4", "r4", "h", "s"]), (1, 32000, ["p4", "R"])):
         plan = _plan(rows, vocab)
         route = R.route(plan, host(rows))
         assert [k for k, _g, _b, _a in fake_launches(plan, route)] == want
         assert route.top4 == (want[0] == "p4")
+    # (the default: two best for a one-row call, H200 bench/results/nvidia-h200-s33-rank-ab.txt)
+    assert R.NUC_RANK_PLAIN_TOP2_ROWS == 1
+    monkeypatch.setattr(R, "NUC_RANK_PLAIN_TOP2_ROWS", 8)
+    for rows, top4 in ((8, False), (9, True)):
+        assert R.route(_plan(rows, 151936), host(rows)).top4 == top4
 
 
 @pytest.mark.parametrize("rows, vocab, draw, want", [

@@ -502,8 +502,10 @@ def test_top_k_rows_take_the_first_best_within_top_k(backend, shape, long, geome
         monkeypatch.setattr(router, "NUC_RANK_TOP2_ROWS", 1 << 30)
         geometry = None
     four = geometry is None or geometry == "strided-top4"   # (phase 1's TOP4 form)
-    if geometry == "strided-top4":   # (the plain rank pass over four best)
-        monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
+    # (the plain rank pass: over four best with "strided-top4", over two with "strided", its
+    # default for a call of this many rows being four)
+    monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0 if four else 1 << 30)
+    if geometry == "strided-top4":
         geometry = _STRIDED
     vocab = _random_vocab(backend, shape) if long else shape["vocab"]
     targets = [0, 1, 2, 3, 4, 1] * 2

@@ -51,8 +51,9 @@ def _names(backend, launched):
 def test_half_precision_rows_through_both_forms_of_the_pass(backend, shape, rng, launches,  # noqa: F811
                                                              dtype, geometry, kind, monkeypatch):
     monkeypatch.setattr(router, "TILE_KMAX", 1)   # (top_k rows past the tile path)
-    if kind == "top_k4":   # (the plain rank pass over phase 1's four best)
-        monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
+    # (the plain rank pass over phase 1's four best with top_k4, over two with top_k: its
+    # default for six rows is four)
+    monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0 if kind == "top_k4" else 1 << 30)
     rows, vocab = 6, shape["vocab"]
     f = (rng.normal(size=(rows, vocab)) * rng.uniform(0.5, 4, (rows, 1))).astype(np.float32)
     f[0, 5] = np.nan
