@@ -4,7 +4,7 @@
 # top_k1000 and chain at the twelve shapes (rocsample only, graph-timed), then per-kernel
 # breakdowns on the benchmark's own logits (tools/gpu/kprofile.sh --bench-inputs), each under
 # its own limit, in the order their answers matter:
-#   a/  top_k 1000 and top_p 0.95 alone at 8 x 151936 and the 256-row wide shapes
+#   a/  top_k 1000 and top_p 0.95 alone at 8 rows and 256 rows of the wide shapes
 #   b/  top_k 1000 at 64 rows without the tile finalize's large form (the rank pass instead)
 #   c/  temperature, the chain and greedy at 1 x 32000, 64 x 32000 and 64 x 262144
 # Output: $OUT/gate.log, check-report-h200.json, topk.json, topk.md, {a,b,c}/ncu.csv
@@ -23,6 +23,6 @@ prof() {  # NAME LIMIT kprofile arguments...
   OUT=$O/$name timeout "$lim" bash tools/gpu/kprofile.sh --bench-inputs "$@" 2>&1
   echo "== $name rc=$? at $((SECONDS - T0)) s"
 }
-prof a 110 --topk1000 --topp_alone --shapes 8x151936,256x151936,256x262144
+prof a 110 --topk1000 --topp_alone --shapes 8x151936,8x262144,256x151936,256x262144
 ROCSAMPLE_TILE_LARGE=0 prof b 70 --topk1000 --shapes 64x151936,64x262144
 prof c $((575 - (SECONDS - T0))) --temp --chain --greedy --shapes 1x32000,64x32000,64x262144
