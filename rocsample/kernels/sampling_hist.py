@@ -70,8 +70,9 @@ position whose running integer mass reaches ``ceil(p * Z)`` with Z the mass of t
    W4 with fewer than k tokens before it in the order. The rank pass counts those tokens
    (``_RANK_E`` a token, exact: no bounds, never undecided, no exact pass); rows where none of
    the best is within the top k go on as above. ``_sample_rank4_kernel`` is the plain rank
-   pass over phase 1's four best (its TOP4 form: ``sampling_router.NUC_RANK_PLAIN_TOP2_ROWS``),
-   for wide rows, where a top-k row's two best leave the top k far more often than its four.
+   pass over phase 1's four best (its TOP4 form: ``sampling_router.NUC_RANK_PLAIN_TOP2_ROWS``,
+   calls of more than one row), for wide rows, where a top-k row's two best leave the top k
+   far more often than its four.
 
 Row-strided launches. Both kernels take any grid (splits x R): a block serves split
 ``blockIdx.x`` of the rows ``blockIdx.y, blockIdx.y + R, ...``. With R the row count (every
