@@ -6,7 +6,8 @@
 # its own limit, in the order their answers matter:
 #   a/  top_k 1000 and top_p 0.95 alone at 8 rows and 256 rows of the wide shapes
 #   b/  top_k 1000 at 64 rows without the tile finalize's large form (the rank pass instead)
-#   c/  temperature, the chain and greedy at 1 x 32000, 64 x 32000 and 64 x 262144
+#   c/  temperature, the chain and greedy at 1 x 32000, 64 x 32000 and 64 x 262144 (until CEND s,
+#       default 575)
 # Output: $OUT/gate.log, check-report-h200.json, topk.json, topk.md, {a,b,c}/ncu.csv
 set -u
 source tools/gpu/env.sh
@@ -25,4 +26,4 @@ prof() {  # NAME LIMIT kprofile arguments...
 }
 prof a 110 --topk1000 --topp_alone --shapes 8x151936,8x262144,256x151936,256x262144
 ROCSAMPLE_TILE_LARGE=0 prof b 70 --topk1000 --shapes 64x151936,64x262144
-prof c $((575 - (SECONDS - T0))) --temp --chain --greedy --shapes 1x32000,64x32000,64x262144
+prof c $((${CEND:-575} - (SECONDS - T0))) --temp --chain --greedy --shapes 1x32000,64x32000,64x262144
