@@ -20,6 +20,7 @@ grep -E "^\| (top_k1000|chain) " "$OUT/topk.md" | cut -d'|' -f2-5
 O=$OUT
 prof() {  # NAME LIMIT kprofile arguments...
   local name=$1 lim=$2; shift 2
+  [ "$lim" -ge 20 ] || { echo "== $name skipped (no time left)"; return; }
   mkdir -p "$O/$name"
   OUT=$O/$name timeout "$lim" bash tools/gpu/kprofile.sh --bench-inputs "$@" 2>&1
   echo "== $name rc=$? at $((SECONDS - T0)) s"
