@@ -128,17 +128,6 @@ NUC_RANK_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_TOP2_ROWS") or 0)
 #: calls, an eight-row call in about two thirds (1 - 0.87**8): two best up to one row, four
 #: past it. ``ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS`` (0: every row count; timings).
 NUC_RANK_PLAIN_TOP2_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS") or 1)
-#: Largest calls whose plain rank pass (rows wider than NUC_FINISH_VOCAB) finishes the rows it
-#: leaves row-strided, as top-p-only rows' routes do (``Route.strided``: a few blocks a row,
-#: each looping over the rows left); larger calls take the histogram and select passes at
-#: phase 1's splits x every row (a block a split of a row; a done row's blocks return at once).
-#: A top-k row's best leave the top k in 10-15% of rows at 151936-262144 logits
-#: (tools/rank_left_rate.py), far more than a top-p row's leave the nucleus, and the
-#: row-strided blocks take them one after another: top_k 1000 alone on an H100 (kprofile,
-#: bench/results/nvidia-h100-s32-rank-strided-ab.txt), row-strided against phase 1's splits:
-#: 8 x 151936 28.8 / 29.0 us, 8 x 262144 62.8 / 72.2, 256 x 151936 554.3 / 366.7, 256 x
-#: 262144 734.1 / 573.1. ``ROCSAMPLE_NUC_RANK_STRIDED_ROWS`` (timings).
-NUC_RANK_STRIDED_ROWS = int(os.environ.get("ROCSAMPLE_NUC_RANK_STRIDED_ROWS") or 16)
 
 
 def tile_large_fits(tiles: int, k: int) -> bool:
@@ -271,14 +260,18 @@ def route(plan, host: Host, order: str = "llama") -> Route:
         nrow = rank_rows(plan, host) & hrow
     nuc = nucleus_on(plan) and bool(nrow.any())
     rank = rank and nuc
+    # (the rows the pass leaves, row-strided: a few blocks a row in short splits, each looping
+    # over the rows left; the rank pass's too, at any row count: with four best past one row
+    # (NUC_RANK_PLAIN_TOP2_ROWS) about 1.6% of wide top-k rows are left, and top_k 1000 alone
+    # on an H100 took 230.6 us at 256 x 151936 and 407.2 at 256 x 262144 against about 361 and
+    # 551 with those rows at phase 1's splits, 4 blocks a row (bench/results/
+    # nvidia-h100-s33-rank-variants.txt, nvidia-h100-s33-ncu-rank.csv; with two best, 27 and 38
+    # rows left, the thirty-second session had measured the reverse)
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
                      finish=True, rank=rank,
                      top4=plan.n_rows > (NUC_RANK_TOP2_ROWS if rank else NUC_FINISH_TOP2_ROWS))
-    # (the plain rank pass's left rows: row-strided in calls of at most NUC_RANK_STRIDED_ROWS
-    # rows, else at phase 1's splits x every row)
-    strided = strided and (not rank or plan.n_rows <= NUC_RANK_STRIDED_ROWS)
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank,

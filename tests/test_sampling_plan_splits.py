@@ -199,11 +199,9 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
         for k, grid, _b, args in got:
             if k in ("h", "r", "r4", "R"):
                 assert args[11] == tiles, k
-            if k in ("h", "s") and rows <= R.NUC_RANK_STRIDED_ROWS:
+            if k in ("h", "s"):   # (the left rows row-strided, at any row count)
                 assert route.strided and grid == (plan.splits_fin, plan.rows_fin)
                 assert plan.splits_fin != plan.splits_draw   # (its own count would be wrong)
-            elif k in ("h", "s"):   # (more rows: the left ones at phase 1's splits x every row)
-                assert not route.strided and grid == (plan.splits_draw, rows)
     # top_k with top_p: the histogram path at phase 1's splits, with its tile bound
     plan = _plan(8, 151936)
     route = R.route(plan, host(8, p=0.9))
@@ -331,7 +329,7 @@ def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, v
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
     # maxima make the expected candidates fit its list; else top_k past KCAP (a top-k-only
     # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
-    # one and the histogram path wider (row-strided up to NUC_RANK_STRIDED_ROWS rows)
+    # one and the histogram path (row-strided) wider
     from rocsample import sampling_router as R
     from rocsample.kernels import sampling_fast as KF
 
@@ -339,7 +337,7 @@ def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, v
     assert r.large == large
     assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
     assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB)
-    assert r.strided == (r.hist and rows <= R.NUC_RANK_STRIDED_ROWS)
+    assert r.strided == r.hist
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)
 
 

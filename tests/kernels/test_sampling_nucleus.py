@@ -617,14 +617,13 @@ def test_random_top_k_rows_match_the_reference_for_any_split_count(backend, shap
         params = dict(temperature=0.9, top_k=top_k, top_p=top_p, order=order)
         got, hows = [], []
         # (every split geometry for the top-k rows alone, one beside the others: the finishing
-        # route, the row-strided one, the finishing one at the pass's own split count, and the
-        # plain pass over phase 1's four best, its left rows at phase 1's splits:
-        # NUC_RANK_PLAIN_TOP2_ROWS and NUC_RANK_STRIDED_ROWS below the rows)
+        # route, the row-strided one (the plain pass over two best), the finishing one at the
+        # pass's own split count, and the plain pass over phase 1's four best
+        # (NUC_RANK_PLAIN_TOP2_ROWS below the rows))
         geos = ((2, None, None, rows), (3, None, dict(fin=2, rows_fin=3), rows), (2, 5, None, rows),
                 (3, None, dict(fin=2), 0))
         # (beside a chain row: phase 1's TOP4 form with a row the histogram path serves)
         for splits, nuc, geometry, few in geos if beside == "none" else geos[::3]:
-            monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", few)
             monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", few)
             tok, lps, how = _call(backend, shape, lg, lp=True, splits=splits, seed=seed,
                                   position=4, geometry=geometry, nuc=nuc, **params)
@@ -659,12 +658,7 @@ def test_routing_takes_the_rank_pass_for_host_top_k_rows(backend, shape, monkeyp
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 39)
     r = router.route(plan, h)
     assert r.nuc and r.rank and r.strided and r.hist and r.select and not r.finish
-    # (calls of more than NUC_RANK_STRIDED_ROWS rows: the left rows at phase 1's splits)
-    monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", 3)
-    r = router.route(plan, h)
-    assert r.nuc and r.rank and r.hist and r.select and not (r.strided or r.finish)
-    monkeypatch.setattr(router, "NUC_RANK_STRIDED_ROWS", 4)
-    assert router.route(plan, h).strided
+    assert r.top4   # (four best past one row: NUC_RANK_PLAIN_TOP2_ROWS)
     monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 1 << 30)
     p = np.array([1.0, 1.0, 1.0, 0.9], np.float32)
     k2 = np.array([10, 20, 5, 0], np.int64)   # row 3: top-p-only
