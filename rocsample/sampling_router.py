@@ -153,6 +153,16 @@ _KERNEL_VARIANT = {"float32": "float", "float16": "f16", "bfloat16": "bf16"}
 #: 151936 32.7 us against 34.8, 64 x 32000 20.9 against 20.8, 1 x 151936 20.5 against 20.1,
 #: 1 x 32000 19.1 against 18.2. ``ROCSAMPLE_COND_MIN_ROWS`` (timings).
 COND_MIN_ROWS = int(os.environ.get("ROCSAMPLE_COND_MIN_ROWS") or 32)
+#: Most rows for which the histogram and select passes of a nucleus route that launches them
+#: row-strided (``Route.strided``: every histogram-path row is the pass's, so every row left
+#: asks for them: ``need_lane`` in the pass's last block) become a conditional node under a
+#: capture (:func:`conditional`), run only when the pass left a row. Where it leaves none (most
+#: calls: top_p 0.95 alone leaves about 0.05**2 of rows, top_k 1000 alone over four best about
+#: 1.6% at 151936-262144 logits), the two launches cost their empty blocks: about 4.5 us each
+#: on an H100 at 8 x 151936 and 8 x 262144 (ncu, bench/results/nvidia-h100-s33-ncu-rank.csv),
+#: against one one-thread gate launch. Untimed in a graph, so off by default (0: no row count);
+#: ``ROCSAMPLE_NUC_COND_MAX_ROWS`` (timings).
+NUC_COND_MAX_ROWS = int(os.environ.get("ROCSAMPLE_NUC_COND_MAX_ROWS") or 0)
 
 
 @dataclass(frozen=True)
@@ -388,12 +398,21 @@ def after(r: Route, advance_position: bool):
 def conditional(plan, r: Route):
     """The launch indices (of :func:`launches`) of the histogram and select passes of a device
     parameter route (each row decides its mode on the device; phase 1 asks for the passes,
-    ``kernels.graph_cond.need_lane``) in a batch of at least :data:`COND_MIN_ROWS` rows. Under a
-    stream capture on CUDA they become the body of a conditional node, after one launch of
-    ``_lane_gate_kernel`` that runs it only when some row asked (``GpuBackend.conditional``);
-    everywhere else they are launched as before. None: launched as before (host values, where
-    the host knows whether they are needed, or a smaller batch)."""
-    if not (r.dev and r.hist and r.select) or plan.n_rows < COND_MIN_ROWS:
+    ``kernels.graph_cond.need_lane``) in a batch of at least :data:`COND_MIN_ROWS` rows, or of a
+    nucleus route that launches them row-strided (the pass asks for each row it leaves) in a
+    batch of at most :data:`NUC_COND_MAX_ROWS`. Under a stream capture on CUDA they become the
+    body of a conditional node, after one launch of ``_lane_gate_kernel`` that runs it only when
+    some row asked (``GpuBackend.conditional``); everywhere else they are launched as before.
+    None: launched as before (other host-value routes, where the host knows whether they are
+    needed, or a batch outside those bounds)."""
+    if not (r.hist and r.select):
+        return None
+    if r.dev:
+        if plan.n_rows < COND_MIN_ROWS:
+            return None
+    elif not (r.nuc and r.strided and plan.n_rows <= NUC_COND_MAX_ROWS):
+        # (only where every histogram-path row is the pass's: phase 1 asks for none of the
+        # rows it draws for the pass, which the pass of the other kind would leave unasked)
         return None
     first = 1 + int(r.tile) + int(r.nuc)
     return (first, first + 1)
@@ -440,7 +459,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
         L.append((nk, (plan.splits_nuc, n), B,
                   (o.x, nv, plan.chunk_nuc, temp, topk, topp, minp, vllm, o.seed, o.position,
                    want_lp, tiles, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
-                   plan.cap, o.counts[4], o.tokens, o.logprobs, o.status)))
+                   plan.cap, o.counts[4], o.tokens, o.logprobs, o.status, o.cflag)))
     grid = (S, n)
     if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
         grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin

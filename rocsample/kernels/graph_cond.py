@@ -1,6 +1,6 @@
 """The histogram lane of a captured graph as a conditional node: ``need_lane`` and the gate.
 
-Device parameter arrays (and the nucleus pass's undecided rows) leave it to the device whether
+Device parameter arrays (and the rows the nucleus pass leaves) leave it to the device whether
 any row needs the histogram and select passes. Under a stream capture on CUDA the binder puts
 those two passes into the body of a conditional IF node (``GpuBackend.conditional``) and, just
 before it, one launch of ``_lane_gate_kernel`` (one thread) with the node's handle: the gate
@@ -10,7 +10,9 @@ in graph launches where some row needs it (the node's value is 0 at every graph 
 
 How a row asks: ``need_lane(cflag)``, an atomic add on ``cflag[0]`` (the plan's own count) by
 the block that leaves the row to the histogram path (phase 1's last block of a min-p-only or
-histogram row that is no nucleus row). ``lane_reset(cflag)`` takes the count back to 0, in the
+histogram row that is no nucleus row, the nucleus pass's last block of a row it leaves: host
+values' nucleus routes whose histogram-path rows are all the pass's, ``Route.strided``, make the
+lane conditional up to ``sampling_router.NUC_COND_MAX_ROWS`` rows). ``lane_reset(cflag)`` takes the count back to 0, in the
 kernels that run after each launch sequence that counts: the gate (as it reads it) and the
 histogram and min-p kernels (the first of the passes, launched wherever a row can ask), so the
 count is 0 before every call. The gate alone calls

@@ -1425,7 +1425,8 @@ def make(cuda, load, h):
                     sf[row, HF_LSE] = lse
                     # the row asks for the histogram lane (a conditional node's body under a
                     # capture on CUDA: rocsample.kernels.graph_cond; nucleus rows: the nucleus
-                    # pass finishes most, and its routes launch the lane unconditionally)
+                    # pass finishes most and asks for those it leaves, and its routes make the
+                    # lane conditional only where every histogram-path row is the pass's)
                     if cv >= _I64_0 and not nuc:
                         need_lane(cflag)
                 if mode == MODE_HIST and cv >= _I64_0:

@@ -201,6 +201,7 @@ def make(cuda, load, h, f):
     order_key = h.order_key
     atomic_add = h.atomic_add
     lane_reset = h.lane_reset
+    need_lane = h.need_lane
     row_mode = f.row_mode
     block_max = f.block_max
     key_value = f.key_value
@@ -1250,7 +1251,7 @@ def make(cuda, load, h, f):
             cuda, "nucleus_finish" if FINISH else "nucleus",
             NUC_FINISH_MAX_REGISTERS if FINISH else None))
         def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi, si,
-                 sf, hc, hm, cand, capg, ctr, tokens, logprobs, status):
+                 sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, cflag):
             # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses
             # of the row and of the tokens before each of phase 1's two best in the filter
             # order, approximately; the row's last block finishes the row when the bounds
@@ -1410,6 +1411,11 @@ def make(cuda, load, h, f):
                     put_token(x, row, tok, lp, sf[row, F.HF_LSE], row, tokens, logprobs, status)
                     si[row, F.HS_DONE] = 1
                     nsv[0] = 0
+                elif not FINISH:
+                    # the row left to the histogram and select passes asks for their lane (a
+                    # conditional node's body under a capture on CUDA, where the router makes
+                    # it one: sampling_router.NUC_COND_MAX_ROWS; kernels.graph_cond)
+                    need_lane(cflag)
             if FINISH:
                 cuda.syncthreads()
                 if not RANK and nsv[0] == 2:

@@ -163,3 +163,106 @@ def test_a_captured_device_route_finishes_every_row_as_the_rows_change(backend, 
     np.testing.assert_array_equal(_host(backend, pos, s),
                                   np.full(rows, first + (len(order) if advance else 0)))
     g.release()
+
+
+def test_conditional_names_the_two_passes_of_row_strided_nucleus_routes_up_to_a_row_count(
+        monkeypatch):
+    # host values' nucleus routes whose histogram-path rows are all the pass's (row-strided):
+    # the pass asks for each row it leaves, so the two passes may be a conditional node, up to
+    # NUC_COND_MAX_ROWS rows (0 by default: untimed)
+    strided = R.Route(draw=True, hist=True, select=True, nuc=True, strided=True, rank=True)
+    four = SimpleNamespace(n_rows=4)
+    assert R.NUC_COND_MAX_ROWS == 0 and R.conditional(four, strided) is None
+    monkeypatch.setattr(R, "NUC_COND_MAX_ROWS", 4)
+    assert R.conditional(four, strided) == (2, 3)   # phase 1, the pass, then the two passes
+    tile = R.Route(draw=True, tile=True, hist=True, select=True, nuc=True, strided=True)
+    assert R.conditional(four, tile) == (3, 4)
+    assert R.conditional(SimpleNamespace(n_rows=5), strided) is None
+    # (not row-strided: the call has histogram-path rows the pass does not serve, which phase 1
+    # does not ask for when it draws them for the pass; or the finishing form: no passes)
+    assert R.conditional(four, R.Route(draw=True, hist=True, select=True, nuc=True)) is None
+    assert R.conditional(four, R.Route(draw=True, nuc=True, finish=True)) is None
+
+
+def _rank_rows(vocab, seed, position):
+    """Logits of four top-k-only rows (top_k 2): rows 0 and 2 with two tokens at 40 (one of
+    them is the best score: the rank pass decides the row), rows 1 and 3 all 0, so that the top
+    2 are tokens 0 and 1, which seed and position put outside the row's four best scores (the
+    pass leaves the row to the histogram and select passes)."""
+    from rocsample.reference import philox
+
+    g = philox.token_gumbel(np.uint64(seed), np.uint64(position),
+                            np.arange(vocab, dtype=np.int64))
+    assert not {0, 1} & set(np.argsort(-g, kind="stable")[:4].tolist()), "pick another seed"
+    x = np.zeros((4, vocab), np.float32)
+    x[0, [5, 9]] = 40.0
+    x[2, [3, 7]] = 40.0
+    return x
+
+
+#: a seed whose four best scores at positions 0, 2, 4 and 7 (the first call and the replays
+#: below that leave rows) are none of tokens 0 and 1 at both vocabularies of the test
+#: (_rank_rows checks it)
+_RANK_SEED = 3
+
+
+@pytest.mark.graph
+def test_a_captured_rank_route_runs_its_lane_only_for_the_rows_the_pass_leaves(
+        backend, new_stream, rng, monkeypatch):
+    # top-k-only rows on the plain rank pass's route (row-strided histogram and select passes
+    # after it) with NUC_COND_MAX_ROWS on: the pass asks once for each row it leaves (a call of
+    # phase 1 and the pass alone: the count), and a captured call finishes every row, replay
+    # after replay, as the logits change between rows the pass decides and rows it leaves (on
+    # CUDA the two passes are a conditional node; on sim the count's protocol)
+    if not backend.is_device:
+        pytest.skip("kernels and captures: a device backend (sim emulates one)")
+    monkeypatch.setattr(R, "TILE_KMAX", 1)   # (top_k 2: past the tile path)
+    monkeypatch.setattr(R, "NUC_FINISH_VOCAB", 0)   # (the plain pass and its passes)
+    monkeypatch.setattr(R, "NUC_COND_MAX_ROWS", 4)
+    rows = 4
+    vocab = 64 if backend.name == "sim" else 4096
+    small = {"_block": backend.warp_size(), "_splits": 2} if backend.name == "sim" else {}
+    values = dict(temperature=np.ones(rows, np.float32), top_k=np.full(rows, 2, np.int64))
+    s = new_stream()
+    st = backend.stream(s)
+    full = R.launches
+    # phase 1 and the pass alone: one request a row the pass leaves (rows 1 and 3)
+    sp = rocsample.Sampler(rows, vocab, "float32", stream=s, **small)
+    route = R.route(sp.plan, R.Host(values["temperature"], values["top_k"],
+                                    np.ones(rows, np.float32), np.zeros(rows, np.float32)))
+    assert route.rank and route.strided and route.top4 and R.conditional(sp.plan, route) == (2, 3)
+    x = backend.as_array(_rank_rows(vocab, _RANK_SEED, 0), "logits", st)
+    seed = backend.as_array(np.full(rows, _RANK_SEED, np.int64), "seed", st)
+    pos = backend.as_array(np.zeros(rows, np.int64), "position", st)
+    monkeypatch.setattr(R, "launches", lambda plan, kn, r, o: full(plan, kn, r, o)[:2])
+    sp(x, seed=seed, position=pos, check=False, **values)
+    assert int(_host(backend, sp._cflag, st)[0]) == 2
+    monkeypatch.setattr(R, "launches", full)
+    sp._ns._lane_gate_kernel[1, 32, st.numba](np.uint64(0), sp._cflag)   # (back to 0)
+    # captured: rows left, none left, left again
+    sp = rocsample.Sampler(rows, vocab, "float32", stream=s, **small)
+    for _ in range(2):  # unbound, then bound: the capture records the bound call
+        sp(x, seed=seed, position=pos, advance_position=True, check=False, **values)
+    with graphs.capture(s) as g:
+        tok = sp(x, seed=seed, position=pos, advance_position=True, check=False, **values)[0]
+    vendor = getattr(backend, "vendor", None)
+    err = getattr(vendor, "conditional_error", None)
+    assert err is None, err
+    if backend.name == "cuda" and vendor.conditional_nodes:
+        hit = next(iter(sp._binder._table.values()))
+        assert hit._cond is not None, "the captured call had no conditional lane"
+    peaked = np.zeros((rows, vocab), np.float32)
+    for r in range(rows):
+        peaked[r, [r, 2 * r + 10]] = 40.0
+    for step, left in enumerate([True, False, True, False, False, True]):
+        position = 2 + step
+        logits = _rank_rows(vocab, _RANK_SEED, position) if left else peaked
+        graphs.copy_to_device(x, logits, s)
+        g.replay(s)
+        got = _host(backend, tok, s)
+        want = ref.sample(logits, seed=np.full(rows, _RANK_SEED), position=position, **values)
+        np.testing.assert_array_equal(got, want, err_msg=f"replay {step}")
+        if left:
+            assert set(got[[1, 3]].tolist()) <= {0, 1}
+        assert int(_host(backend, sp._cflag, s)[0]) == 0
+    g.release()
