@@ -461,7 +461,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    want_lp, tiles, r.kcap, w["tm"], w["pi"], w["si"], w["sf"], hc, hm, cand,
                    plan.cap, o.counts[4], o.tokens, o.logprobs, o.status, o.cflag)))
     grid = (S, n)
-    if r.strided:  # (only top-p-only rows need them: nothing of phase 1's splits is read)
+    if r.strided:  # (only the pass's rows need them: nothing of phase 1's splits is read)
         grid, chunk = (plan.splits_fin, plan.rows_fin), plan.chunk_fin
         c2, c3 = o.counts[2]
     if r.hist:

@@ -11,11 +11,11 @@ in graph launches where some row needs it (the node's value is 0 at every graph 
 How a row asks: ``need_lane(cflag)``, an atomic add on ``cflag[0]`` (the plan's own count) by
 the block that leaves the row to the histogram path (phase 1's last block of a min-p-only or
 histogram row that is no nucleus row, the nucleus pass's last block of a row it leaves: host
-values' nucleus routes whose histogram-path rows are all the pass's, ``Route.strided``, make the
-lane conditional up to ``sampling_router.NUC_COND_MAX_ROWS`` rows). ``lane_reset(cflag)`` takes the count back to 0, in the
-kernels that run after each launch sequence that counts: the gate (as it reads it) and the
-histogram and min-p kernels (the first of the passes, launched wherever a row can ask), so the
-count is 0 before every call. The gate alone calls
+values' nucleus routes whose histogram-path rows are all the pass's, ``Route.strided``, make
+the lane conditional up to ``sampling_router.NUC_COND_MAX_ROWS`` rows). ``lane_reset(cflag)``
+takes the count back to 0, in the kernels that run after each launch sequence that counts:
+the gate (as it reads it) and the histogram and min-p kernels (the first of the passes,
+launched wherever a row can ask), so the count is 0 before every call. The gate alone calls
 ``cudaGraphSetConditional``: CUDA leaves concurrent calls undefined, and the call in a streaming
 kernel cost ptxas 8-16 registers (at its start) or ~20 instructions of the fast draw's loop (at its
 end) on sm_90 (docs/PERF_NOTES.md, twenty-first session).
