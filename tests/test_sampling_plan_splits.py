@@ -336,8 +336,7 @@ def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, v
     r = R.route(_plan(rows, vocab), _host(rows, k))
     assert r.large == large
     assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
-    assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB)
-    assert r.strided == r.hist
+    assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB) == r.strided
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)
 
 

@@ -1240,9 +1240,10 @@ def make(cuda, load, h, f):
         verdict = rank_verdict if RANK else nuc_verdict
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
         N4 = _MAX_BLOCK if FOUR else 1   # the third and fourth best's sums (phase 1's TOP4)
-        # loads a round: the finishing form's four sums off numba-cuda take half (numba-hip's
-        # gfx1151 code of its float16 form kept the round's array in a 552-byte private segment
-        # at 8, which the AMD offline gate refuses; the tokens and sums are the same either way)
+        # loads a round: the four-sum forms off numba-cuda take half (numba-hip's gfx1151 code
+        # of the finishing form's float16 variant kept the round's array in a 552-byte private
+        # segment at 8, which the AMD offline gate refuses; the tokens and sums are the same
+        # either way)
         NU = _NUC_UNROLL if not FOUR or _numba_cuda(cuda) else _NUC_UNROLL // 2
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)

@@ -38,6 +38,17 @@ def _host(backend, a, s):
     return backend.to_host(a, backend.stream(s))
 
 
+def _check_capture(backend, sp, lane):
+    """The capture of ``sp``'s bound call recorded no conditional-lane failure, and (``lane``,
+    on CUDA where the vendor has conditional nodes) put its lane into one."""
+    vendor = getattr(backend, "vendor", None)
+    err = getattr(vendor, "conditional_error", None)
+    assert err is None, err
+    if backend.name == "cuda" and lane and vendor.conditional_nodes:
+        hit = next(iter(sp._binder._table.values()))
+        assert hit._cond is not None, "the captured call had no conditional lane"
+
+
 def test_conditional_names_the_two_passes_of_device_routes_in_batches():
     big = SimpleNamespace(n_rows=R.COND_MIN_ROWS)
     small = SimpleNamespace(n_rows=R.COND_MIN_ROWS - 1)
@@ -139,12 +150,7 @@ def test_a_captured_device_route_finishes_every_row_as_the_rows_change(backend, 
     with graphs.capture(s) as g:
         tok = sp(x, seed=seed, position=pos, advance_position=advance, check=False, **params)[0]
     first = 2 if advance else 0  # the position of the first replay
-    vendor = getattr(backend, "vendor", None)
-    err = getattr(vendor, "conditional_error", None)
-    assert err is None, err
-    if backend.name == "cuda" and min_rows == 1 and vendor.conditional_nodes:
-        hit = next(iter(sp._binder._table.values()))
-        assert hit._cond is not None, 'the captured call had no conditional lane'
+    _check_capture(backend, sp, lane=min_rows == 1)
     # lane needed, not needed, needed again: the node follows each replay's rows
     order = [LANE, TILE, LANE, TILE, TILE, LANE] if backend.name != "sim" else [TILE, LANE]
     for step, values in enumerate(order):
@@ -245,12 +251,7 @@ def test_a_captured_rank_route_runs_its_lane_only_for_the_rows_the_pass_leaves(
         sp(x, seed=seed, position=pos, advance_position=True, check=False, **values)
     with graphs.capture(s) as g:
         tok = sp(x, seed=seed, position=pos, advance_position=True, check=False, **values)[0]
-    vendor = getattr(backend, "vendor", None)
-    err = getattr(vendor, "conditional_error", None)
-    assert err is None, err
-    if backend.name == "cuda" and vendor.conditional_nodes:
-        hit = next(iter(sp._binder._table.values()))
-        assert hit._cond is not None, "the captured call had no conditional lane"
+    _check_capture(backend, sp, lane=True)
     peaked = np.zeros((rows, vocab), np.float32)
     for r in range(rows):
         peaked[r, [r, 2 * r + 10]] = 40.0
