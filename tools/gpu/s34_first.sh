@@ -19,6 +19,6 @@ for v in "off 0" "on 1073741824"; do
   set -- $v
   BJ=cond-$1 BK="test_rocsample and (top_k1000 or top_p095)" ROCSAMPLE_NUC_COND_MAX_ROWS=$2 \
     topp_bench "${KLIM:-75}"
-  grep -E "^\| top_k1000 " "$OUT/cond-$1.md" | cut -d'|' -f2-5 | sed "s/^/$1 /"
+  grep -E "^\| (top_k1000|top_p095) " "$OUT/cond-$1.md" | cut -d'|' -f2-5 | sed "s/^/$1 /"
 done
 echo "== done at $((SECONDS - T0)) s"
