@@ -20,7 +20,7 @@ CUDA = _module("numba.cuda.decorators")
 
 def test_numba_cuda_takes_every_warp_form_by_default(monkeypatch):
     monkeypatch.delenv("ROCSAMPLE_WARP", raising=False)
-    assert warp_parts(CUDA) == WARP_PARTS == {"max", "bin"}
+    assert warp_parts(CUDA) == WARP_PARTS == {"max", "bin", "sum"}
 
 
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators", "x"])
@@ -31,7 +31,7 @@ def test_other_compilers_keep_the_shared_memory_forms(monkeypatch, name):
 
 @pytest.mark.parametrize("value,want", [("0", set()), (" max ", {"max"}), ("max,", {"max"}),
                                         ("bin", {"bin"}), ("bin, max", {"max", "bin"}),
-                                        ("", {"max", "bin"})])
+                                        ("sum", {"sum"}), ("", {"max", "bin", "sum"})])
 def test_the_setting_selects_parts(monkeypatch, value, want):
     monkeypatch.setenv("ROCSAMPLE_WARP", value)
     assert warp_parts(CUDA) == want

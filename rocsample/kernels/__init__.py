@@ -44,7 +44,7 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
 
 
 #: The block-wide steps that have a warp form (``warp_parts``).
-WARP_PARTS = frozenset({"max", "bin"})
+WARP_PARTS = frozenset({"max", "bin", "sum"})
 
 
 def warp_parts(cuda) -> frozenset:
@@ -57,7 +57,10 @@ def warp_parts(cuda) -> frozenset:
     kernels), and the tile finalize's draw over at most 32 survivors is one warp's butterfly with
     no barrier. "bin": the tile finalize's bin of the k-th tile maximum by one warp (group sums,
     a shuffle scan, the crossing group's bins) behind one barrier, where the shared-memory form
-    takes two and a serial pass over the groups in every thread. The simulator has no warp
+    takes two and a serial pass over the groups in every thread. "sum": the histogram path's
+    int64 block sums (``block_sum`` in rocsample.kernels.sampling_hist) and the nucleus and rank
+    passes' sums before the best tokens, by warp shuffles and one barrier where the tree takes
+    one a level (eight or nine). The simulator has no warp
     intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so both keep
     the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP`` overrides
     the set on numba-cuda for tools/gpu's A/B timings ("0": none); numba's disk cache does not

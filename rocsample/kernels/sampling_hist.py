@@ -98,9 +98,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE, _numba_cuda, _numba_hip, register_cap
+from rocsample.kernels import JIT_CACHE, _numba_cuda, _numba_hip, register_cap, warp_parts
 from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
+    _FULL,
     _F32_0,
     _F32_1,
     _F32_INF,
@@ -273,20 +274,64 @@ def make(cuda, load, h, f):
         return mode, t, k, p, mp, inv_t, kf, xm, thr, done
 
     # --- block-wide helpers (every thread of the block calls them) --------------------------
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def block_sum(sm, v, tid, bs):
-        # The int64 sum of v over the block (bs a power of two), to every thread.
-        sm[tid] = v
-        cuda.syncthreads()
-        step = bs // 2
-        while step > 0:
-            if tid < step:
-                sm[tid] += sm[tid + step]
+    # "sum" (numba-cuda; rocsample.kernels.warp_parts): a block's int64 sums are a butterfly of
+    # warp shuffles and one pass over the warps' sums (two barriers; the nucleus and rank
+    # passes' five sums: one), where the shared-memory tree takes one barrier a level (ten at
+    # 512 threads). Integer sums: the same totals in either form.
+    SUMW = "sum" in warp_parts(cuda)
+
+    if SUMW:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def warp_sum(v):
+            # The int64 sum of v over the warp, to every lane (every lane of the warp calls it).
+            for off in (16, 8, 4, 2, 1):
+                v += cuda.shfl_xor_sync(_FULL, v, off)
+            return v
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def warps_total(sm, bs):
+            # The sum of the warps' sums sm[0 : bs / 32] (after the barrier that wrote them).
+            r = sm[0]
+            for q in range(1, _MAX_BLOCK // 32):
+                if q * 32 < bs:
+                    r += sm[q]
+            return r
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_sum(sm, v, tid, bs):
+            # The int64 sum of v over the block (bs a multiple of 32), to every thread.
+            v = warp_sum(v)
+            if (tid & 31) == 0:
+                sm[tid >> 5] = v
             cuda.syncthreads()
-            step //= 2
-        r = sm[0]
-        cuda.syncthreads()
-        return r
+            r = warps_total(sm, bs)
+            cuda.syncthreads()
+            return r
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def warp_sum(v):
+            # (not called: the shared-memory form has no warp step)
+            return v
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def warps_total(sm, bs):
+            # The tree's total (after its last level's barrier).
+            return sm[0]
+
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def block_sum(sm, v, tid, bs):
+            # The int64 sum of v over the block (bs a power of two), to every thread.
+            sm[tid] = v
+            cuda.syncthreads()
+            step = bs // 2
+            while step > 0:
+                if tid < step:
+                    sm[tid] += sm[tid + step]
+                cuda.syncthreads()
+                step //= 2
+            r = sm[0]
+            cuda.syncthreads()
+            return r
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def last_block(ctr, row, nsplit, tid, flag):
@@ -1345,31 +1390,55 @@ def make(cuda, load, h, f):
                     else:
                         z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
                                               f1, w1, f2, w2, z, q1, q2)
-            sz[tid] = np.int64(z * _AM_SCALE)
-            s1[tid] = np.int64(q1 * _AM_SCALE)
-            s2[tid] = np.int64(q2 * _AM_SCALE)
-            if FOUR:
-                s3[tid] = np.int64(q3 * _AM_SCALE)
-                s4[tid] = np.int64(q4 * _AM_SCALE)
-            cuda.syncthreads()
-            step = bs // 2
-            while step > 0:
-                if tid < step:
-                    sz[tid] += sz[tid + step]
-                    s1[tid] += s1[tid + step]
-                    s2[tid] += s2[tid + step]
-                    if FOUR:
-                        s3[tid] += s3[tid + step]
-                        s4[tid] += s4[tid + step]
-                cuda.syncthreads()
-                step //= 2
-            if tid == 0:
-                atomic_add(si, (row, F.HS_NZ), sz[0])
-                atomic_add(si, (row, F.HS_NS1), s1[0])
-                atomic_add(si, (row, F.HS_NS2), s2[0])
+            # the block's sums (integers: the same totals in either form), then thread 0 adds
+            # them to the row's (warps_total: the warps' sums, or the tree's at index 0)
+            iz = np.int64(z * _AM_SCALE)
+            i1 = np.int64(q1 * _AM_SCALE)
+            i2 = np.int64(q2 * _AM_SCALE)
+            i3 = np.int64(q3 * _AM_SCALE)
+            i4 = np.int64(q4 * _AM_SCALE)
+            if SUMW:
+                # each warp's sums by shuffles, one barrier, thread 0 over the warps'
+                iz = warp_sum(iz)
+                i1 = warp_sum(i1)
+                i2 = warp_sum(i2)
                 if FOUR:
-                    atomic_add(si, (row, F.HS_NS3), s3[0])
-                    atomic_add(si, (row, F.HS_NS4), s4[0])
+                    i3 = warp_sum(i3)
+                    i4 = warp_sum(i4)
+                if (tid & 31) == 0:
+                    sz[tid >> 5] = iz
+                    s1[tid >> 5] = i1
+                    s2[tid >> 5] = i2
+                    if FOUR:
+                        s3[tid >> 5] = i3
+                        s4[tid >> 5] = i4
+                cuda.syncthreads()
+            else:
+                sz[tid] = iz
+                s1[tid] = i1
+                s2[tid] = i2
+                if FOUR:
+                    s3[tid] = i3
+                    s4[tid] = i4
+                cuda.syncthreads()
+                step = bs // 2
+                while step > 0:
+                    if tid < step:
+                        sz[tid] += sz[tid + step]
+                        s1[tid] += s1[tid + step]
+                        s2[tid] += s2[tid + step]
+                        if FOUR:
+                            s3[tid] += s3[tid + step]
+                            s4[tid] += s4[tid + step]
+                    cuda.syncthreads()
+                    step //= 2
+            if tid == 0:
+                atomic_add(si, (row, F.HS_NZ), warps_total(sz, bs))
+                atomic_add(si, (row, F.HS_NS1), warps_total(s1, bs))
+                atomic_add(si, (row, F.HS_NS2), warps_total(s2, bs))
+                if FOUR:
+                    atomic_add(si, (row, F.HS_NS3), warps_total(s3, bs))
+                    atomic_add(si, (row, F.HS_NS4), warps_total(s4, bs))
             if not last_block(ctr, row, nsplit, tid, flag):
                 return
             if tid == 0:
