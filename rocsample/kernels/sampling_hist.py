@@ -101,13 +101,13 @@ import numpy as np
 from rocsample.kernels import JIT_CACHE, _numba_cuda, _numba_hip, register_cap, warp_parts
 from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
-    _FULL,
     _F32_0,
     _F32_1,
     _F32_INF,
     _F32_NAN,
     _F64_0,
     _F64_NINF,
+    _FULL,
     _I64_0,
     _I64_1,
     _I64_M1,
