@@ -160,7 +160,10 @@ COND_MIN_ROWS = int(os.environ.get("ROCSAMPLE_COND_MIN_ROWS") or 32)
 #: calls: top_p 0.95 alone leaves about 0.05**2 of rows, top_k 1000 alone over four best about
 #: 1.6% at 151936-262144 logits), the two launches cost their empty blocks: about 4.5 us each
 #: on an H100 at 8 x 151936 and 8 x 262144 (ncu, bench/results/nvidia-h100-s33-ncu-rank.csv),
-#: against one one-thread gate launch. Untimed in a graph, so off by default (0: no row count);
+#: against one one-thread gate launch. In a graph that saved nothing: H100, the bench's top_k
+#: 1000 and top_p 0.95 alone at 1 and 8 rows (bench/results/nvidia-h100-s34-cond-ab.md), the
+#: same within 0.3 us either way (1 x 151936 top_p 21.3 us off, 21.6 on; 8 x 151936 top_k 31.4
+#: off, 31.2 on); 64 and 256 rows untimed. So off by default (0: no row count);
 #: ``ROCSAMPLE_NUC_COND_MAX_ROWS`` (timings).
 NUC_COND_MAX_ROWS = int(os.environ.get("ROCSAMPLE_NUC_COND_MAX_ROWS") or 0)
 

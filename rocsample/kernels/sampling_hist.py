@@ -94,6 +94,7 @@ block size or atomic order (the histograms are integer sums too).
 from __future__ import annotations
 
 import math
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -142,9 +143,15 @@ MINP_MAX_REGISTERS = 32
 #: bench/results/nvidia-h200-s25-cap-ab.txt).
 NUC_FINISH_MAX_REGISTERS = None
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
-#: stream: their own, unpredicated but in the last round).
+#: stream: their own, unpredicated but in the last round). ``ROCSAMPLE_NUC_UNROLL`` (2 to 32)
+#: sets the nucleus and rank passes' at import (tools/gpu timings: whether their stream at 256
+#: rows, about 60% of the H100's bandwidth in bench/results/nvidia-h100-s33-ncu-rank.csv, waits
+#: on the bytes each thread has in flight); numba's disk cache does not key on it, so each
+#: setting needs its own ``NUMBA_CACHE_DIR``.
 _UNROLL = 4
-_NUC_UNROLL = 8
+_NUC_UNROLL = int(os.environ.get("ROCSAMPLE_NUC_UNROLL") or 8)
+if not 2 <= _NUC_UNROLL <= 32:
+    raise ValueError(f"ROCSAMPLE_NUC_UNROLL: expected 2 to 32, got {_NUC_UNROLL}")
 _MINP_UNROLL = 8
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance

@@ -35,22 +35,35 @@
 #                        caller's FS (files) and PA (arguments) arrays, each under LIMIT (default
 #                        90 s), after one warm run without a sanitizer (numba's disk cache) ->
 #                        warm.log, {memcheck,racecheck,synccheck}.log, san-summary.txt
+#                        (SAN_PAR=1: the three tools at once, each under LIMIT: instrumented
+#                        runs are bound by the host's CPU, and the machine has 16 cores)
 BH=(--backend cuda -q -p no:cacheprovider)
 
 sanitizers() {
-  local tool t0 r found api
+  local tool
   timeout 120 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/warm.log" 2>&1
   echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/warm.log")"
   for tool in memcheck racecheck synccheck; do
-    api=(); [ "$tool" = memcheck ] && api=(--report-api-errors no)
-    t0=$SECONDS
-    timeout "${LIMIT:-90}" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
-      --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/$tool.log" 2>&1
-    r=$?
-    found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
-    echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)" \
-      | tee -a "$OUT/san-summary.txt"
+    if [ "${SAN_PAR:-0}" = 1 ]; then
+      san_tool "$tool" > "/tmp/san-$tool.line" &
+    else
+      san_tool "$tool" | tee -a "$OUT/san-summary.txt"
+    fi
   done
+  if [ "${SAN_PAR:-0}" = 1 ]; then
+    wait
+    cat /tmp/san-{memcheck,racecheck,synccheck}.line | tee -a "$OUT/san-summary.txt"
+  fi
+}
+
+san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, one summary line
+  local tool=$1 t0=$SECONDS r found api=()
+  [ "$tool" = memcheck ] && api=(--report-api-errors no)
+  timeout "${LIMIT:-90}" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
+    --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/$tool.log" 2>&1
+  r=$?
+  found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
+  echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)"
 }
 
 greedy_bench() {
