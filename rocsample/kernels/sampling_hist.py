@@ -340,6 +340,68 @@ def make(cuda, load, h, f):
             cuda.syncthreads()
             return r
 
+    def _block_sums(FOUR):
+        # The block's int64 sums of five per-thread values (iz, i1, i2, and where FOUR i3, i4;
+        # zeros otherwise), through the shared arrays sz, s1, s2 (s3, s4 where FOUR) of at least
+        # bs slots: one barrier after the warps' sums, or the tree's barriers. Thread 0 gets the
+        # totals (the others zeros). The nucleus and rank passes' sums and the finishing form's
+        # exact pass.
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def sums(sz, s1, s2, s3, s4, iz, i1, i2, i3, i4, tid, bs):
+            if SUMW:
+                iz = warp_sum(iz)
+                i1 = warp_sum(i1)
+                i2 = warp_sum(i2)
+                if FOUR:
+                    i3 = warp_sum(i3)
+                    i4 = warp_sum(i4)
+                if (tid & 31) == 0:
+                    sz[tid >> 5] = iz
+                    s1[tid >> 5] = i1
+                    s2[tid >> 5] = i2
+                    if FOUR:
+                        s3[tid >> 5] = i3
+                        s4[tid >> 5] = i4
+                cuda.syncthreads()
+            else:
+                sz[tid] = iz
+                s1[tid] = i1
+                s2[tid] = i2
+                if FOUR:
+                    s3[tid] = i3
+                    s4[tid] = i4
+                cuda.syncthreads()
+                step = bs // 2
+                while step > 0:
+                    if tid < step:
+                        sz[tid] += sz[tid + step]
+                        s1[tid] += s1[tid + step]
+                        s2[tid] += s2[tid + step]
+                        if FOUR:
+                            s3[tid] += s3[tid + step]
+                            s4[tid] += s4[tid + step]
+                    cuda.syncthreads()
+                    step //= 2
+            tz = _I64_0
+            t1 = _I64_0
+            t2 = _I64_0
+            t3 = _I64_0
+            t4 = _I64_0
+            if tid == 0:
+                # (warps_total: the warps' sums, or the tree's at index 0)
+                tz = warps_total(sz, bs)
+                t1 = warps_total(s1, bs)
+                t2 = warps_total(s2, bs)
+                if FOUR:
+                    t3 = warps_total(s3, bs)
+                    t4 = warps_total(s4, bs)
+            return tz, t1, t2, t3, t4
+
+        return sums
+
+    block_sums2 = _block_sums(False)
+    block_sums4 = _block_sums(True)
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def last_block(ctr, row, nsplit, tid, flag):
         # Phase 1's counting scheme (see there): True in the row's last block to finish, after
@@ -1289,6 +1351,7 @@ def make(cuda, load, h, f):
         # best (its TOP4 form), else two. All take the histogram kernel's operands.
         FOUR = FOUR or FINISH
         nuc_token, nuc_token4 = _tokens(RANK)
+        block_sums = block_sums4 if FOUR else block_sums2
         verdict = rank_verdict if RANK else nuc_verdict
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
         N4 = _MAX_BLOCK if FOUR else 1   # the third and fourth best's sums (phase 1's TOP4)
@@ -1398,54 +1461,18 @@ def make(cuda, load, h, f):
                         z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
                                               f1, w1, f2, w2, z, q1, q2)
             # the block's sums (integers: the same totals in either form), then thread 0 adds
-            # them to the row's (warps_total: the warps' sums, or the tree's at index 0)
-            iz = np.int64(z * _AM_SCALE)
-            i1 = np.int64(q1 * _AM_SCALE)
-            i2 = np.int64(q2 * _AM_SCALE)
-            i3 = np.int64(q3 * _AM_SCALE)
-            i4 = np.int64(q4 * _AM_SCALE)
-            if SUMW:
-                # each warp's sums by shuffles, one barrier, thread 0 over the warps'
-                iz = warp_sum(iz)
-                i1 = warp_sum(i1)
-                i2 = warp_sum(i2)
-                if FOUR:
-                    i3 = warp_sum(i3)
-                    i4 = warp_sum(i4)
-                if (tid & 31) == 0:
-                    sz[tid >> 5] = iz
-                    s1[tid >> 5] = i1
-                    s2[tid >> 5] = i2
-                    if FOUR:
-                        s3[tid >> 5] = i3
-                        s4[tid >> 5] = i4
-                cuda.syncthreads()
-            else:
-                sz[tid] = iz
-                s1[tid] = i1
-                s2[tid] = i2
-                if FOUR:
-                    s3[tid] = i3
-                    s4[tid] = i4
-                cuda.syncthreads()
-                step = bs // 2
-                while step > 0:
-                    if tid < step:
-                        sz[tid] += sz[tid + step]
-                        s1[tid] += s1[tid + step]
-                        s2[tid] += s2[tid + step]
-                        if FOUR:
-                            s3[tid] += s3[tid + step]
-                            s4[tid] += s4[tid + step]
-                    cuda.syncthreads()
-                    step //= 2
+            # them to the row's
+            tz, t1, t2, t3, t4 = block_sums(sz, s1, s2, s3, s4, np.int64(z * _AM_SCALE),
+                                            np.int64(q1 * _AM_SCALE), np.int64(q2 * _AM_SCALE),
+                                            np.int64(q3 * _AM_SCALE), np.int64(q4 * _AM_SCALE),
+                                            tid, bs)
             if tid == 0:
-                atomic_add(si, (row, F.HS_NZ), warps_total(sz, bs))
-                atomic_add(si, (row, F.HS_NS1), warps_total(s1, bs))
-                atomic_add(si, (row, F.HS_NS2), warps_total(s2, bs))
+                atomic_add(si, (row, F.HS_NZ), tz)
+                atomic_add(si, (row, F.HS_NS1), t1)
+                atomic_add(si, (row, F.HS_NS2), t2)
                 if FOUR:
-                    atomic_add(si, (row, F.HS_NS3), warps_total(s3, bs))
-                    atomic_add(si, (row, F.HS_NS4), warps_total(s4, bs))
+                    atomic_add(si, (row, F.HS_NS3), t3)
+                    atomic_add(si, (row, F.HS_NS4), t4)
             if not last_block(ctr, row, nsplit, tid, flag):
                 return
             if tid == 0:
@@ -1535,34 +1562,20 @@ def make(cuda, load, h, f):
                                 vd, i + np.int64(3) * bsw, inv_t, is_vllm, xm, f1, w1, f2, w2,
                                 f3, w3, f4, w4, ez, e1, e2, e3, e4)
                         i += np.int64(4 if X4 else 1) * bsw
-                    sz[tid] = ez
-                    s1[tid] = e1
-                    s2[tid] = e2
-                    s3[tid] = e3
-                    s4[tid] = e4
-                    cuda.syncthreads()
-                    step = bs // 2
-                    while step > 0:
-                        if tid < step:
-                            sz[tid] += sz[tid + step]
-                            s1[tid] += s1[tid + step]
-                            s2[tid] += s2[tid + step]
-                            s3[tid] += s3[tid + step]
-                            s4[tid] += s4[tid + step]
-                        cuda.syncthreads()
-                        step //= 2
+                    ez, e1, e2, e3, e4 = block_sums4(sz, s1, s2, s3, s4, ez, e1, e2, e3, e4,
+                                                     tid, bs)
                     if tid == 0:
                         # the first of the best before whose exact mass the target is not
                         # reached (absent ones, -1, are skipped)
-                        tgt = topp_target(p, sz[0])
+                        tgt = topp_target(p, ez)
                         tok = _I64_M1
-                        if s1[0] < tgt:
+                        if e1 < tgt:
                             tok = w1
-                        elif w2 >= _I64_0 and s2[0] < tgt:
+                        elif w2 >= _I64_0 and e2 < tgt:
                             tok = w2
-                        elif w3 >= _I64_0 and s3[0] < tgt:
+                        elif w3 >= _I64_0 and e3 < tgt:
                             tok = w3
-                        elif w4 >= _I64_0 and s4[0] < tgt:
+                        elif w4 >= _I64_0 and e4 < tgt:
                             tok = w4
                         nsv[0] = 1
                         if tok >= _I64_0:
