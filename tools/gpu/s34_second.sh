@@ -15,12 +15,7 @@ SH=${SH:-1x151936,8x151936,8x262144,64x32000,256x32000,256x151936}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --shapes "$SH")
 kp_env() {  # new|base ARGS...: kprofile in this tree, the warp sums on (new) or off (base)
   local v=$1; shift
-  if [ "$v" = new ]; then
-    timeout "${KLIM:-200}" env NUMBA_CACHE_DIR=/tmp/nc-new python3 tools/gpu/kprofile.py "$@"
-  else
-    timeout "${KLIM:-200}" env ROCSAMPLE_WARP=max,bin NUMBA_CACHE_DIR=/tmp/nc-base \
-      python3 tools/gpu/kprofile.py "$@"
-  fi
+  if [ "$v" = new ]; then kp_var new -- "$@"; else kp_var base ROCSAMPLE_WARP=max,bin -- "$@"; fi
 }
 for v in new base; do
   ( kp_env $v "${ARGS[@]}" > /tmp/warm-$v.log 2>&1; echo "warm $v rc=$?" >> /tmp/warm-$v.log ) &

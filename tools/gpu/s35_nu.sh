@@ -18,8 +18,7 @@ SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --shapes "$SH")
 kp_nu() {  # NU ARGS...: kprofile with the passes' loads a round at NU
   local nu=$1; shift
-  timeout "${KLIM:-200}" env ROCSAMPLE_NUC_UNROLL="$nu" NUMBA_CACHE_DIR="/tmp/nc-nu$nu" \
-    python3 tools/gpu/kprofile.py "$@"
+  kp_var "nu$nu" ROCSAMPLE_NUC_UNROLL="$nu" -- "$@"
 }
 for nu in 4 8 16; do
   ( kp_nu $nu "${ARGS[@]}" > "/tmp/warm-$nu.log" 2>&1; echo "warm $nu rc=$?" >> "/tmp/warm-$nu.log" ) &

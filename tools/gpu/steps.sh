@@ -25,6 +25,8 @@
 #                        BASE_PYTHONPATH
 #   kp_tree LIMIT new|base ARGS  tools/gpu/kprofile.py ARGS under LIMIT in this tree or rev_tree's
 #                        /tmp/base, each with its own numba cache (/tmp/nc-new, /tmp/nc-base)
+#   kp_var NAME [VAR=VALUE ...] -- ARGS  tools/gpu/kprofile.py ARGS in this tree under KLIM
+#                        with those variables set and its own numba cache (/tmp/nc-NAME)
 #   kp_warm ARGS         kp_tree 200 new|base ARGS in parallel (numba's disk caches), then
 #                        their last lines
 #   kp_ab LIMIT MODE SHAPES  kp_tree LIMIT new, then base: --graph --MODE --shapes SHAPES, each
@@ -154,6 +156,17 @@ kp_tree() {
     base) timeout "$lim" env PYTHONPATH="$BASE_PYTHONPATH" NUMBA_CACHE_DIR=/tmp/nc-base \
         python3 /tmp/base/tools/gpu/kprofile.py "$@" ;;
   esac
+}
+
+kp_var() {  # NAME [VAR=VALUE ...] -- ARGS: kprofile.py ARGS in this tree under KLIM (default
+  # 200 s) with those variables set and its own numba cache, /tmp/nc-NAME (numba's disk cache
+  # does not key on the settings)
+  local name=$1 vars=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  timeout "${KLIM:-200}" env "${vars[@]}" NUMBA_CACHE_DIR="/tmp/nc-$name" \
+    python3 tools/gpu/kprofile.py "$@"
 }
 
 kp_warm() {
