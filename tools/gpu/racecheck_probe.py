@@ -18,11 +18,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "kernels"))
 
+from test_graph_cond import _RANK_SEED, _rank_rows  # noqa: E402
+
 import rocsample  # noqa: E402
 from rocsample import graphs  # noqa: E402
 from rocsample import sampling_router as R  # noqa: E402
 from rocsample.reference import sampling as ref  # noqa: E402
-from test_graph_cond import _RANK_SEED, _rank_rows  # noqa: E402
 
 
 def say(*a):
