@@ -147,11 +147,37 @@ NUC_FINISH_MAX_REGISTERS = None
 #: sets the nucleus and rank passes' at import (tools/gpu timings: whether their stream at 256
 #: rows, about 60% of the H100's bandwidth in bench/results/nvidia-h100-s33-ncu-rank.csv, waits
 #: on the bytes each thread has in flight); numba's disk cache does not key on it, so each
-#: setting needs its own ``NUMBA_CACHE_DIR``.
+#: setting needs its own ``NUMBA_CACHE_DIR``. "N" sets every form's; "N,FORM=M,..." sets FORM's
+#: to M and the others' to N, FORM one of ``_NUC_FORMS`` (the thirty-fifth session's single
+#: pass on an H100 favoured 16 for the finishing forms and 4 for the plain pass at 256 rows:
+#: docs/PERF_NOTES.md).
 _UNROLL = 4
-_NUC_UNROLL = int(os.environ.get("ROCSAMPLE_NUC_UNROLL") or 8)
-if not 2 <= _NUC_UNROLL <= 32:
-    raise ValueError(f"ROCSAMPLE_NUC_UNROLL: expected 2 to 32, got {_NUC_UNROLL}")
+_NUC_FORMS = ("nucleus", "nucleus_finish", "rank", "rank_finish", "rank4")
+
+
+def _unroll_setting(text):
+    """``ROCSAMPLE_NUC_UNROLL``'s text -> (every form's loads a round, {form: its own})."""
+    def count(v):
+        try:
+            n = int(v)
+        except ValueError:
+            n = None
+        if n is None or not 2 <= n <= 32:
+            raise ValueError(f"ROCSAMPLE_NUC_UNROLL: expected 2 to 32, got {str(v)[:40]}")
+        return n
+
+    head, *rest = (text or "8").split(",")
+    forms = {}
+    for item in rest:
+        name, eq, v = item.partition("=")
+        if not eq or name.strip() not in _NUC_FORMS:
+            raise ValueError(f"ROCSAMPLE_NUC_UNROLL: expected FORM=N with FORM one of "
+                             f"{', '.join(_NUC_FORMS)}, got {item[:40]!r}")
+        forms[name.strip()] = count(v.strip())
+    return count(head.strip()), forms
+
+
+_NUC_UNROLL, _NUC_UNROLL_FORMS = _unroll_setting(os.environ.get("ROCSAMPLE_NUC_UNROLL"))
 _MINP_UNROLL = 8
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
@@ -1359,7 +1385,10 @@ def make(cuda, load, h, f):
         # of the finishing form's float16 variant kept the round's array in a 552-byte private
         # segment at 8, which the AMD offline gate refuses; the tokens and sums are the same
         # either way)
-        NU = _NUC_UNROLL if not FOUR or _numba_cuda(cuda) else _NUC_UNROLL // 2
+        form = ("rank" if RANK else "nucleus") + ("_finish" if FINISH else
+                                                   "4" if RANK and FOUR else "")
+        NU = _NUC_UNROLL_FORMS.get(form, _NUC_UNROLL)
+        NU = NU if not FOUR or _numba_cuda(cuda) else max(NU // 2, 2)
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
 
