@@ -14,6 +14,8 @@ print as ``-``.
 
 from __future__ import annotations
 
+import glob
+import gzip
 import json
 import sys
 from collections import defaultdict
@@ -22,14 +24,34 @@ from pathlib import Path
 _NOT_CAPTURED = "†"
 
 
+def _files(p) -> list:
+    """The files a path names. bench/results keeps its JSON gzip-compressed (``NAME.json.gz``),
+    so a name that does not exist is read as its ``.gz``, and a glob pattern the shell left
+    as it was (it matched no ``.json``) as the files it matches in either form: the commands in
+    BENCHMARKS.md, which name ``.json``, read the compressed files."""
+    path = Path(p)
+    if path.exists():
+        return [path]
+    if Path(f"{p}.gz").exists():
+        return [Path(f"{p}.gz")]
+    found = sorted(set(glob.glob(str(p))) | set(glob.glob(f"{p}.gz")))
+    return [Path(f) for f in found] or [path]
+
+
 def _read(p) -> list:
-    """The benchmarks of one pytest-benchmark JSON file; an empty or cut-off file (a run stopped
-    before pytest-benchmark wrote it) is reported on stderr and contributes nothing."""
-    try:
-        return json.loads(Path(p).read_text()).get("benchmarks", [])
-    except (OSError, ValueError) as e:
-        print(f"bench.report: skipped {p}: {type(e).__name__}: {e}", file=sys.stderr)
-        return []
+    """The benchmarks of one pytest-benchmark JSON file (or ``.json.gz``, or the files a glob
+    pattern matches: :func:`_files`); an empty or cut-off file (a run stopped before
+    pytest-benchmark wrote it) is reported on stderr and contributes nothing."""
+    out = []
+    for f in _files(p):
+        try:
+            raw = f.read_bytes()
+            if f.suffix == ".gz":
+                raw = gzip.decompress(raw)
+            out.extend(json.loads(raw).get("benchmarks", []))
+        except (OSError, ValueError, EOFError) as e:
+            print(f"bench.report: skipped {f}: {type(e).__name__}: {e}", file=sys.stderr)
+    return out
 
 
 def _load(paths):

@@ -108,3 +108,30 @@ def test_empty_or_cut_off_file_is_skipped(tmp_path, capsys):
     assert len(benches) == 1
     assert "skipped" in capsys.readouterr().err
     assert report.main([str(tmp_path / "empty.json"), str(tmp_path / "ok.json")]) == 0
+
+
+def test_compressed_results_are_read_by_their_json_name_and_by_a_pattern(tmp_path, capsys):
+    # bench/results keeps its JSON gzip-compressed; BENCHMARKS.md's commands name NAME.json
+    # (or a pattern the shell leaves as it is when it matches no .json)
+    import gzip
+
+    rows = {"a": [_b("rocsample", "chain", 1, 32000, 15.0)],
+            "b": [_b("rocsample", "chain", 8, 32000, 16.0)],
+            "c": [_b("rocsample", "chain", 64, 32000, 18.0)]}
+    for name in ("a", "b"):
+        (tmp_path / f"run-{name}.json.gz").write_bytes(
+            gzip.compress(json.dumps({"benchmarks": rows[name]}).encode()))
+    (tmp_path / "run-c.json").write_text(json.dumps({"benchmarks": rows["c"]}))
+
+    def shapes(paths):
+        return sorted((e["extra_info"]["rows"]) for e in report._load(paths))
+
+    assert shapes([tmp_path / "run-a.json"]) == [1]             # the .gz of a name
+    assert shapes([tmp_path / "run-a.json.gz"]) == [1]          # the .gz itself
+    assert shapes([tmp_path / "run-c.json"]) == [64]            # a plain file as before
+    assert shapes([str(tmp_path / "run-*.json")]) == [1, 8, 64]  # a pattern: both forms
+    assert shapes([str(tmp_path / "run-[ab].json")]) == [1, 8]
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b'{"benchmarks": [')[:-6])
+    assert shapes([tmp_path / "cut.json"]) == []
+    assert "skipped" in capsys.readouterr().err
+    assert shapes([tmp_path / "missing.json"]) == []

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The thirty-fifth session's last call (carry .whl; <= 400 s): tools/gpu/s35_race.sh's racecheck
-# probe (RACE, default "4 LPL" and "0 LPL": the rank route's lane as a conditional node and as
+# The thirty-fifth session's last call (carry .whl; <= 400 s): tools/gpu/racecheck_probe.py under
+# racecheck (RACE, default "4 LPL" and "0 LPL": the rank route's lane as a conditional node and as
 # plain nodes) in the background while s35_nu.sh's two builds compile, then s35_nu.sh's A/B
 # passes (PASSES, default 2) on the quiet GPU once the probe is done.
 # Output: $OUT/race-*.log, ab.txt

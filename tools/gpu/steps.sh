@@ -59,10 +59,13 @@ sanitizers() {
 }
 
 san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, one summary line
-  local tool=$1 t0=$SECONDS r found api=()
+  # (RACE_SKIP: a -k expression of tests racecheck leaves out, for the tool's own crash on a
+  # conditional node's replay: docs/PERF_NOTES.md, thirty-fifth session)
+  local tool=$1 t0=$SECONDS r found api=() sel=()
   [ "$tool" = memcheck ] && api=(--report-api-errors no)
+  [ "$tool" = racecheck ] && [ -n "${RACE_SKIP:-}" ] && sel=(-k "not (${RACE_SKIP})")
   timeout "${LIMIT:-90}" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
-    --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/$tool.log" 2>&1
+    --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" "${sel[@]}" > "$OUT/$tool.log" 2>&1
   r=$?
   found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
   echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)"
