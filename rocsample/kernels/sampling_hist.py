@@ -178,6 +178,16 @@ def _unroll_setting(text):
 
 
 _NUC_UNROLL, _NUC_UNROLL_FORMS = _unroll_setting(os.environ.get("ROCSAMPLE_NUC_UNROLL"))
+#: The nucleus and rank passes issue their stream's first round of loads before the row's state
+#: (``row_setup``, phase 1's best tokens and their logits: two or three dependent round trips),
+#: so the first round's trip overlaps the state's (the loops after it unchanged).
+#: ``ROCSAMPLE_NUC_PREFETCH`` 1 builds that form at import, 0 (the default) the stream that
+#: loads after the state; the tokens and sums are the same either way. Untimed (no device time
+#: was left in the thirty-fifth session): tools/gpu/s35_nu.sh's settings time it.
+_NUC_PREFETCH = (os.environ.get("ROCSAMPLE_NUC_PREFETCH") or "0").strip()
+if _NUC_PREFETCH not in ("0", "1"):
+    raise ValueError(f"ROCSAMPLE_NUC_PREFETCH: expected 0 or 1, got {_NUC_PREFETCH[:40]}")
+_NUC_PREFETCH = _NUC_PREFETCH == "1"
 _MINP_UNROLL = 8
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
@@ -1389,6 +1399,7 @@ def make(cuda, load, h, f):
                                                    "4" if RANK and FOUR else "")
         NU = _NUC_UNROLL_FORMS.get(form, _NUC_UNROLL)
         NU = NU if not FOUR or _numba_cuda(cuda) else max(NU // 2, 2)
+        PREFETCH = _NUC_PREFETCH
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
 
@@ -1403,6 +1414,22 @@ def make(cuda, load, h, f):
             # decide (see the module docstring), else leaves it to the histogram path (FINISH:
             # runs that path itself, one block over the row).
             split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
+            # the row as a one-row view (no row-stride multiply a load); whole rounds without a
+            # bounds test, then one predicated round (NaN past the end is skipped like any NaN).
+            # PREFETCH: the first round loaded here, before the row's state (whose loads are
+            # dependent round trips)
+            bsw = np.int64(bs)
+            i = lo + np.int64(tid)
+            vals = cuda.local.array(NU, np.float32)
+            xr = x[row:row + 1]
+            span = bsw * np.int64(NU)
+            last = span - bsw
+            if PREFETCH:
+                if i + last < hi:
+                    for u in range(NU):
+                        vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+                elif i < hi:
+                    load_round(xr, 0, i, hi, bsw, vals)
             sz = cuda.shared.array(_MAX_BLOCK, np.int64)
             s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
             s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -1456,17 +1483,21 @@ def make(cuda, load, h, f):
             v2 = np.int32(w2)
             v3 = np.int32(w3)
             v4 = np.int32(w4)
-            bsw = np.int64(bs)
-            i = lo + np.int64(tid)
-            vals = cuda.local.array(NU, np.float32)
-            # the row as a one-row view (no row-stride multiply a load); whole rounds without a
-            # bounds test, then one predicated round (NaN past the end is skipped like any NaN).
             # (Each loop folds its round in place: through one device function holding both
             # forms' branch, numba-hip's plain float32 pass took 48 VGPRs on gfx1151 instead of
             # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py.)
-            xr = x[row:row + 1]
-            span = bsw * np.int64(NU)
-            last = span - bsw
+            if PREFETCH and i < hi:
+                # the first round, loaded before the row's state (whole, or predicated with NaN
+                # past the end); the loops below take the rest as without it
+                for u in range(NU):
+                    if FOUR:
+                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
+                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
+                                                       f4, v4, z, q1, q2, q3, q4)
+                    else:
+                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
+                                              f1, w1, f2, w2, z, q1, q2)
+                i += span
             while i + last < hi:
                 for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)

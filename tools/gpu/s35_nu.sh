@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The nucleus and rank passes' loads a round (carry .whl; <= 590 s): kprofile graph-timed, the
-# bench's inputs, top_k 1000 and top_p alone at seven shapes (SH; the 32000-wide ones take the
-# finishing forms), one build per ROCSAMPLE_NUC_UNROLL setting in NU (space-separated; default:
-# 8 for every form against the thirty-fifth session's lead, 4 for the plain nucleus pass and 16
-# for the finishing forms), each its own numba cache, compiled in parallel (KLIM, default 300 s),
-# then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM and DRAM
-# throughput and active warps per kernel of the same calls with the first setting.
+# The nucleus and rank passes' stream settings against each other (carry .whl; <= 590 s):
+# kprofile graph-timed, the bench's inputs, top_k 1000 and top_p alone at seven shapes (SH; the
+# 32000-wide ones take the finishing forms), one build per variant of VARIANTS (';' between
+# variants, each a space-separated list of VAR=VALUE; default: the loads a round at 8 for every
+# form (the default build), the thirty-fifth session's lead (4 for the plain nucleus pass, 16
+# for the finishing forms), and the first round loaded before the row's state
+# (ROCSAMPLE_NUC_PREFETCH=1)), each its own numba cache, compiled in parallel (KLIM, default
+# 300 s), then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM
+# and DRAM throughput and active warps per kernel of the same calls with the first variant.
 # (The thirty-fifth session's one pass of 4 / 8 / 16 for every form, H100:
 # bench/results/nvidia-h100-s35-nuc-unroll-ab.txt.)
-# Output: $OUT/ab.txt (variant vI: the I-th setting of NU, listed first), ncu.csv
+# Output: $OUT/ab.txt (vI: the I-th variant, listed first)
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -16,22 +18,27 @@ T0=$SECONDS
 banner
 SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --shapes "$SH")
-read -r -a NUS <<< "${NU:-8 8,nucleus=4,nucleus_finish=16,rank_finish=16}"
-for i in "${!NUS[@]}"; do
-  echo "v$i = ROCSAMPLE_NUC_UNROLL=${NUS[$i]}" | tee -a "$OUT/ab.txt"
-  ( KLIM=${KLIM:-300} kp_var "nu$i" ROCSAMPLE_NUC_UNROLL="${NUS[$i]}" -- "${ARGS[@]}" \
-      > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
+IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=8,nucleus=4,nucleus_finish=16,rank_finish=16;ROCSAMPLE_NUC_PREFETCH=1}"
+kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings
+  local -a set
+  read -r -a set <<< "${VS[$1]}"
+  KLIM=${2:-100} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
+}
+for i in "${!VS[@]}"; do
+  echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
+  ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
 done
 wait
-echo "== compiled at $((SECONDS - T0)) s"; for i in "${!NUS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
+echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
 for pass in $(seq "${PASSES:-2}"); do
-  for i in "${!NUS[@]}"; do
-    KLIM=100 kp_var "nu$i" ROCSAMPLE_NUC_UNROLL="${NUS[$i]}" -- "${ARGS[@]}" 2>&1 | graph_lines "v$i"
+  for i in "${!VS[@]}"; do
+    kp_v "$i" 2>&1 | graph_lines "v$i"
   done
 done
 echo "== A/B done at $((SECONDS - T0)) s"
 if [ "${NCU:-0}" = 1 ]; then
-  timeout 150 env ROCSAMPLE_NUC_UNROLL="${NUS[0]}" NUMBA_CACHE_DIR=/tmp/nc-nu0 ncu --clock-control none --csv \
+  read -r -a set0 <<< "${VS[0]}"
+  timeout 150 env "${set0[@]}" NUMBA_CACHE_DIR=/tmp/nc-v0 ncu --clock-control none --csv \
     --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
     python3 tools/gpu/kprofile.py --bench-inputs --topk1000 --topp_alone --shapes "$SH" \
     > "$OUT/ncu.csv" 2>/dev/null
