@@ -1486,21 +1486,14 @@ def make(cuda, load, h, f):
             # (Each loop folds its round in place: through one device function holding both
             # forms' branch, numba-hip's plain float32 pass took 48 VGPRs on gfx1151 instead of
             # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py.)
-            if PREFETCH and i < hi:
-                # the first round, loaded before the row's state (whole, or predicated with NaN
-                # past the end); the loops below take the rest as without it
-                for u in range(NU):
-                    if FOUR:
-                        z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
-                                                       is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
-                                                       f4, v4, z, q1, q2, q3, q4)
-                    else:
-                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
-                                              f1, w1, f2, w2, z, q1, q2)
-                i += span
-            while i + last < hi:
-                for u in range(NU):
-                    vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+            # (PREFETCH: the first round is loaded, whole or predicated with NaN past the end;
+            # the loop folds it first, then goes on as without it)
+            pre = PREFETCH and i < hi
+            while pre or i + last < hi:
+                if not pre:
+                    for u in range(NU):
+                        vals[u] = load(xr, 0, i + np.int64(u) * bsw)
+                pre = False
                 for u in range(NU):
                     if FOUR:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
