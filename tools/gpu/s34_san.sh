@@ -10,7 +10,7 @@
 # memcheck and synccheck clean in about 60 s; racecheck crashed the host on the captured rank
 # route's conditional node, so racecheck leaves that test out (RACE_SKIP; empty: none) and
 # racecheck_probe.py replays its route after, as plain nodes and as the conditional node.)
-# Output: $OUT/warm.log, {memcheck,racecheck,synccheck}.log, race-probe-{0,4}.log, san-summary.txt
+# Output: $OUT/warm.log, {memcheck,racecheck,synccheck}.log, race-{0,4}-LPL.log, san-summary.txt
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -23,9 +23,6 @@ RACE_SKIP=${RACE_SKIP-captured_rank_route} SAN_PAR=${SAN_PAR:-1} LIMIT=${LIMIT:-
 # two passes as plain graph nodes (clean in the thirty-fifth session) and as the conditional node
 # (racecheck crashed the host there in the thirty-fifth session: is it still so?)
 for c in 0 4; do
-  timeout 120 env COND=$c ORDER=LPL compute-sanitizer --tool racecheck --error-exitcode 99 \
-    python3 tools/gpu/racecheck_probe.py > "$OUT/race-probe-$c.log" 2>&1
-  echo "racecheck probe COND=$c rc=$? | $(grep -E "RACECHECK SUMMARY" "$OUT/race-probe-$c.log" | tail -1) | $(grep -cE "^step .* ok$" "$OUT/race-probe-$c.log") replays ok | $(grep -c "PROBE OK" "$OUT/race-probe-$c.log") probe ok" \
-    | tee -a "$OUT/san-summary.txt"
+  race_probe "$c" LPL | head -1 | tee -a "$OUT/san-summary.txt"
 done
 echo "== done at $((SECONDS - T0)) s"

@@ -12,11 +12,7 @@ banner
 (
   IFS=';' read -r -a RV <<< "${RACE:-4 LPL;0 LPL}"
   for v in "${RV[@]}"; do
-    set -- $v
-    timeout 120 env COND=$1 ORDER=$2 compute-sanitizer --tool racecheck --error-exitcode 99 \
-      python3 tools/gpu/racecheck_probe.py > "$OUT/race-$1-$2.log" 2>&1
-    echo "== racecheck COND=$1 ORDER=$2 rc=$? at $((SECONDS - T0)) s"
-    grep -E "^(eager|captured|step|PROBE)|Fatal|RACECHECK SUMMARY|hazard" "$OUT/race-$1-$2.log" | head -12
+    race_probe $v
   done
 ) > /tmp/race.txt 2>&1 &
 SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}

@@ -38,7 +38,10 @@
 #                        90 s), after one warm run without a sanitizer (numba's disk cache) ->
 #                        warm.log, {memcheck,racecheck,synccheck}.log, san-summary.txt
 #                        (SAN_PAR=1: the three tools at once, each under LIMIT: instrumented
-#                        runs are bound by the host's CPU, and the machine has 16 cores)
+#                        runs are bound by the host's CPU, and the machine has 16 cores;
+#                        RACE_SKIP: a -k expression racecheck leaves out)
+#   race_probe COND ORDER  tools/gpu/racecheck_probe.py under racecheck -> race-COND-ORDER.log
+#                        (prints a summary line and the probe's lines)
 BH=(--backend cuda -q -p no:cacheprovider)
 
 sanitizers() {
@@ -69,6 +72,15 @@ san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, o
   r=$?
   found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
   echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)"
+}
+
+race_probe() {  # COND ORDER: tools/gpu/racecheck_probe.py under compute-sanitizer racecheck
+  # (120 s) -> $OUT/race-COND-ORDER.log; prints one summary line, then the probe's own lines
+  local log=$OUT/race-$1-$2.log
+  timeout 120 env COND="$1" ORDER="$2" compute-sanitizer --tool racecheck --error-exitcode 99 \
+    python3 tools/gpu/racecheck_probe.py > "$log" 2>&1
+  echo "racecheck probe COND=$1 ORDER=$2 rc=$? at $((SECONDS - T0)) s | $(grep -E "RACECHECK SUMMARY" "$log" | tail -1) | $(grep -cE "^step .* ok$" "$log") replays ok | $(grep -c "PROBE OK" "$log") probe ok"
+  grep -E "^(eager|captured|step|PROBE)|Fatal|hazard" "$log" | head -12
 }
 
 greedy_bench() {
