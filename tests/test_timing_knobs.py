@@ -54,20 +54,20 @@ for n in ("nucleus", "nucleus_finish", "rank", "rank_finish", "rank4"):
 """
 
 
-def test_each_form_takes_its_own_loads_a_round():
-    # the simulator's kernels (their Python functions' closures); off numba-cuda the four-sum
-    # forms (the finishing forms and rank4) take half the setting
-    got = _forms(ROCSAMPLE_NUC_UNROLL="8,nucleus=4,rank_finish=16")
-    assert got == {"nucleus": ("4", "False"), "nucleus_finish": ("4", "False"),
-                   "rank": ("8", "False"), "rank_finish": ("8", "False"), "rank4": ("4", "False")}
-
-
 def _forms(**settings):
     env = dict(os.environ, ROCSAMPLE_BACKEND="sim", **settings)
     r = subprocess.run([sys.executable, "-c", _FORMS_PROBE], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return {f[0]: tuple(f[1:]) for f in (line.split() for line in r.stdout.split("\n")) if f}
+
+
+def test_each_form_takes_its_own_loads_a_round():
+    # the simulator's kernels (their Python functions' closures); off numba-cuda the four-sum
+    # forms (the finishing forms and rank4) take half the setting
+    got = _forms(ROCSAMPLE_NUC_UNROLL="8,nucleus=4,rank_finish=16")
+    assert got == {"nucleus": ("4", "False"), "nucleus_finish": ("4", "False"),
+                   "rank": ("8", "False"), "rank_finish": ("8", "False"), "rank4": ("4", "False")}
 
 
 def test_every_form_takes_the_first_round_before_the_row_state_when_set():
