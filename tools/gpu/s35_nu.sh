@@ -10,6 +10,8 @@
 # and DRAM throughput and active warps per kernel of the same calls with the first variant.
 # (The thirty-fifth session's one pass of 4 / 8 / 16 for every form, H100:
 # bench/results/nvidia-h100-s35-nuc-unroll-ab.txt.)
+# GATE=1: the device gate (python -m rocsample.check --backend cuda, GLIM, default 330 s) runs
+# while the variants compile (the gate is not timed; -> gate.log, check-report-h200.json).
 # Output: $OUT/ab.txt (vI: the I-th variant, listed first)
 set -u
 source tools/gpu/env.sh
@@ -28,6 +30,7 @@ for i in "${!VS[@]}"; do
   echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
   ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
 done
+[ "${GATE:-0}" = 1 ] && run_gate "${GLIM:-330}"
 wait
 echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
 for pass in $(seq "${PASSES:-2}"); do
