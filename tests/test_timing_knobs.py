@@ -1,14 +1,18 @@
-"""Import-time timing knobs of the kernels (tools/gpu A/B runs: ROCSAMPLE_NUC_UNROLL,
-ROCSAMPLE_NUC_PREFETCH): read, reaching the kernels, and refused out of range."""
+"""The nucleus and rank passes' loads a round: each backend's default per form, and the
+import-time timing setting (tools/gpu A/B runs: ROCSAMPLE_NUC_UNROLL) read, reaching the
+kernels, and refused out of range."""
 
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
+from rocsample.kernels import sampling_hist
+
 _PROBE = ("import rocsample.kernels.sampling_hist as h; "
-          "print(h._NUC_UNROLL, sorted(h._NUC_UNROLL_FORMS.items()))")
+          "e, f = h._unroll_setting(h._NUC_UNROLL_ENV); print(e, sorted(f.items()))")
 
 
 def _import_with(value, name="ROCSAMPLE_NUC_UNROLL", probe=_PROBE):
@@ -50,7 +54,7 @@ h = rocsample.get_backend().kernels(sampling.build).float.hist
 for n in ("nucleus", "nucleus_finish", "rank", "rank_finish", "rank4"):
     f = getattr(h, "_sample_%s_kernel" % n).fn
     cells = dict(zip(f.__code__.co_freevars, (c.cell_contents for c in f.__closure__)))
-    print(n, cells["NU"], cells["PREFETCH"])
+    print(n, cells["NU"])
 """
 
 
@@ -66,29 +70,36 @@ def test_each_form_takes_its_own_loads_a_round():
     # the simulator's kernels (their Python functions' closures); off numba-cuda the four-sum
     # forms (the finishing forms and rank4) take half the setting
     got = _forms(ROCSAMPLE_NUC_UNROLL="8,nucleus=4,rank_finish=16")
-    assert got == {"nucleus": ("4", "False"), "nucleus_finish": ("4", "False"),
-                   "rank": ("8", "False"), "rank_finish": ("8", "False"), "rank4": ("4", "False")}
+    assert got == {"nucleus": ("4",), "nucleus_finish": ("4",), "rank": ("8",),
+                   "rank_finish": ("8",), "rank4": ("4",)}
 
 
-def test_every_form_takes_the_first_round_before_the_row_state_when_set():
-    got = _forms(ROCSAMPLE_NUC_PREFETCH="1", ROCSAMPLE_NUC_UNROLL="")
-    assert set(got) == {"nucleus", "nucleus_finish", "rank", "rank_finish", "rank4"}
-    assert all(pf == "True" for _nu, pf in got.values())
+def test_the_simulators_kernels_take_the_default_of_every_backend_but_numba_cuda():
+    got = _forms(ROCSAMPLE_NUC_UNROLL="")
+    assert got == {"nucleus": ("8",), "nucleus_finish": ("4",), "rank": ("8",),
+                   "rank_finish": ("4",), "rank4": ("4",)}
 
 
-_PF_PROBE = "import rocsample.kernels.sampling_hist as h; print(h._NUC_PREFETCH)"
+def _compiler(module):
+    def jit():
+        pass
+    jit.__module__ = module
+    return SimpleNamespace(jit=jit)
 
 
-@pytest.mark.parametrize("value,want", [("", "False"), ("0", "False"), ("1", "True"),
-                                        (" 1 ", "True")])
-def test_the_first_round_before_the_row_state_comes_from_the_setting(value, want):
-    r = _import_with(value, "ROCSAMPLE_NUC_PREFETCH", _PF_PROBE)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == want
+@pytest.mark.parametrize("form,cuda_nu,hip_nu", [
+    ("nucleus", 4, 8), ("nucleus_finish", 8, 4), ("rank", 8, 8), ("rank_finish", 8, 4),
+    ("rank4", 8, 4)])
+def test_each_backend_has_its_own_default_per_form(monkeypatch, form, cuda_nu, hip_nu):
+    # numba-cuda's default is the H100's two-pass A/B winner (docs/PERF_NOTES.md, thirty-sixth
+    # session); numba-hip keeps 8, its four-sum forms half (the AMD offline gate's private
+    # segment limit)
+    monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", None)
+    assert sampling_hist._nuc_unroll(form, _compiler("numba.cuda.decorators")) == cuda_nu
+    assert sampling_hist._nuc_unroll(form, _compiler("numba_hip.hip.decorators")) == hip_nu
 
 
-@pytest.mark.parametrize("value", ["2", "yes", "true"])
-def test_a_prefetch_setting_other_than_0_or_1_is_named_at_import(value):
-    r = _import_with(value, "ROCSAMPLE_NUC_PREFETCH", _PF_PROBE)
-    assert r.returncode != 0
-    assert f"ROCSAMPLE_NUC_PREFETCH: expected 0 or 1, got {value}" in r.stderr
+def test_the_setting_overrides_the_default_on_numba_cuda(monkeypatch):
+    monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", "8")
+    cuda = _compiler("numba.cuda.decorators")
+    assert [sampling_hist._nuc_unroll(f, cuda) for f in sampling_hist._NUC_FORMS] == [8] * 5

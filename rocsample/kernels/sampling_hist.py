@@ -143,16 +143,19 @@ MINP_MAX_REGISTERS = 32
 #: bench/results/nvidia-h200-s25-cap-ab.txt).
 NUC_FINISH_MAX_REGISTERS = None
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
-#: stream: their own, unpredicated but in the last round). ``ROCSAMPLE_NUC_UNROLL`` (2 to 32)
-#: sets the nucleus and rank passes' at import (tools/gpu timings: whether their stream at 256
-#: rows, about 60% of the H100's bandwidth in bench/results/nvidia-h100-s33-ncu-rank.csv, waits
-#: on the bytes each thread has in flight); numba's disk cache does not key on it, so each
-#: setting needs its own ``NUMBA_CACHE_DIR``. "N" sets every form's; "N,FORM=M,..." sets FORM's
-#: to M and the others' to N, FORM one of ``_NUC_FORMS`` (the thirty-fifth session's single
-#: pass on an H100 favoured 16 for the finishing forms and 4 for the plain pass at 256 rows:
-#: docs/PERF_NOTES.md).
+#: stream: their own, unpredicated but in the last round). The nucleus and rank passes' come
+#: per form (``_NUC_FORMS``) from ``_nuc_unroll``: on numba-cuda ``_NUC_UNROLL_CUDA``, 4 for the
+#: plain nucleus pass (top_p alone 8-10 us faster at 256 x 151936 and 256 x 262144 on an H100,
+#: the other shapes within 0.2 us: 42 registers against 56, more blocks an SM), 8 for the other
+#: forms (16 for the finishing forms took 2.3-2.6 us off 256 x 32000 but added 0.4 at 8 x
+#: 32000; docs/PERF_NOTES.md, thirty-sixth session); elsewhere 8 (numba-hip and the simulator,
+#: whose four-sum forms take half: see ``_nuc_unroll``).
+#: ``ROCSAMPLE_NUC_UNROLL`` (2 to 32) overrides it at import for timing, on every backend: "N"
+#: sets every form's, "N,FORM=M,..." FORM's to M and the others' to N; numba's disk cache does
+#: not key on it, so each setting needs its own ``NUMBA_CACHE_DIR``.
 _UNROLL = 4
 _NUC_FORMS = ("nucleus", "nucleus_finish", "rank", "rank_finish", "rank4")
+_NUC_UNROLL_CUDA = "8,nucleus=4"
 
 
 def _unroll_setting(text):
@@ -177,17 +180,24 @@ def _unroll_setting(text):
     return count(head.strip()), forms
 
 
-_NUC_UNROLL, _NUC_UNROLL_FORMS = _unroll_setting(os.environ.get("ROCSAMPLE_NUC_UNROLL"))
-#: The nucleus and rank passes issue their stream's first round of loads before the row's state
-#: (``row_setup``, phase 1's best tokens and their logits: two or three dependent round trips),
-#: so the first round's trip overlaps the state's (the loops after it unchanged).
-#: ``ROCSAMPLE_NUC_PREFETCH`` 1 builds that form at import, 0 (the default) the stream that
-#: loads after the state; the tokens and sums are the same either way. Untimed (no device time
-#: was left in the thirty-fifth session): tools/gpu/s35_nu.sh's settings time it.
-_NUC_PREFETCH = (os.environ.get("ROCSAMPLE_NUC_PREFETCH") or "0").strip()
-if _NUC_PREFETCH not in ("0", "1"):
-    raise ValueError(f"ROCSAMPLE_NUC_PREFETCH: expected 0 or 1, got {_NUC_PREFETCH[:40]}")
-_NUC_PREFETCH = _NUC_PREFETCH == "1"
+#: the setting, read (and refused out of range) at import; None: the backend's default
+_NUC_UNROLL_ENV = (os.environ.get("ROCSAMPLE_NUC_UNROLL") or "").strip() or None
+_unroll_setting(_NUC_UNROLL_ENV)
+
+
+def _nuc_unroll(form, cuda):
+    """The nucleus or rank pass ``form``'s loads a round for ``cuda``'s compiler: the setting,
+    else the backend's default. Off numba-cuda the four-sum forms (the finishing forms and
+    rank4) take half, at least 2 (numba-hip's gfx1151 code of the finishing form's float16
+    variant kept the round's array in a 552-byte private segment at 8, which the AMD offline
+    gate refuses; the tokens and sums are the same either way)."""
+    real = _numba_cuda(cuda)
+    every, forms = _unroll_setting(_NUC_UNROLL_ENV or (_NUC_UNROLL_CUDA if real else "8"))
+    nu = forms.get(form, every)
+    four = form != "nucleus" and form != "rank"
+    return nu if real or not four else max(nu // 2, 2)
+
+
 _MINP_UNROLL = 8
 _RBINS = 1 << _RBITS
 #: The nucleus pass's approximate masses (``amass``, in units of 2**40): a float32 distance
@@ -1391,15 +1401,9 @@ def make(cuda, load, h, f):
         verdict = rank_verdict if RANK else nuc_verdict
         NH = HB if FINISH else 1   # the finish's bins (its other arrays are views of these)
         N4 = _MAX_BLOCK if FOUR else 1   # the third and fourth best's sums (phase 1's TOP4)
-        # loads a round: the four-sum forms off numba-cuda take half (numba-hip's gfx1151 code
-        # of the finishing form's float16 variant kept the round's array in a 552-byte private
-        # segment at 8, which the AMD offline gate refuses; the tokens and sums are the same
-        # either way)
         form = ("rank" if RANK else "nucleus") + ("_finish" if FINISH else
                                                    "4" if RANK and FOUR else "")
-        NU = _NUC_UNROLL_FORMS.get(form, _NUC_UNROLL)
-        NU = NU if not FOUR or _numba_cuda(cuda) else max(NU // 2, 2)
-        PREFETCH = _NUC_PREFETCH
+        NU = _nuc_unroll(form, cuda)
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
 
@@ -1415,21 +1419,13 @@ def make(cuda, load, h, f):
             # runs that path itself, one block over the row).
             split, row, tid, bs, nsplit, lo, hi = split_block(chunk, n)
             # the row as a one-row view (no row-stride multiply a load); whole rounds without a
-            # bounds test, then one predicated round (NaN past the end is skipped like any NaN).
-            # PREFETCH: the first round loaded here, before the row's state (whose loads are
-            # dependent round trips)
+            # bounds test, then one predicated round (NaN past the end is skipped like any NaN)
             bsw = np.int64(bs)
             i = lo + np.int64(tid)
             vals = cuda.local.array(NU, np.float32)
             xr = x[row:row + 1]
             span = bsw * np.int64(NU)
             last = span - bsw
-            if PREFETCH:
-                if i + last < hi:
-                    for u in range(NU):
-                        vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-                elif i < hi:
-                    load_round(xr, 0, i, hi, bsw, vals)
             sz = cuda.shared.array(_MAX_BLOCK, np.int64)
             s1 = cuda.shared.array(_MAX_BLOCK, np.int64)
             s2 = cuda.shared.array(_MAX_BLOCK, np.int64)
@@ -1486,14 +1482,9 @@ def make(cuda, load, h, f):
             # (Each loop folds its round in place: through one device function holding both
             # forms' branch, numba-hip's plain float32 pass took 48 VGPRs on gfx1151 instead of
             # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py.)
-            # (PREFETCH: the first round is loaded, whole or predicated with NaN past the end;
-            # the loop folds it first, then goes on as without it)
-            pre = PREFETCH and i < hi
-            while pre or i + last < hi:
-                if not pre:
-                    for u in range(NU):
-                        vals[u] = load(xr, 0, i + np.int64(u) * bsw)
-                pre = False
+            while i + last < hi:
+                for u in range(NU):
+                    vals[u] = load(xr, 0, i + np.int64(u) * bsw)
                 for u in range(NU):
                     if FOUR:
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,

@@ -2,14 +2,14 @@
 # The nucleus and rank passes' stream settings against each other (carry .whl; <= 590 s):
 # kprofile graph-timed, the bench's inputs, top_k 1000 and top_p alone at seven shapes (SH; the
 # 32000-wide ones take the finishing forms), one build per variant of VARIANTS (';' between
-# variants, each a space-separated list of VAR=VALUE; default: the loads a round at 8 for every
-# form (the default build), the thirty-fifth session's lead (4 for the plain nucleus pass, 16
-# for the finishing forms), and the first round loaded before the row's state
-# (ROCSAMPLE_NUC_PREFETCH=1)), each its own numba cache, compiled in parallel (KLIM, default
-# 300 s), then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM
+# variants, each a space-separated list of VAR=VALUE; default: numba-cuda's default per form
+# (4 for the plain nucleus pass, 8 for the others), then 8 for every form (the default before
+# the thirty-sixth session)), each its own numba cache, compiled
+# in parallel (KLIM, default 300 s), then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM
 # and DRAM throughput and active warps per kernel of the same calls with the first variant.
 # (The thirty-fifth session's one pass of 4 / 8 / 16 for every form, H100:
-# bench/results/nvidia-h100-s35-nuc-unroll-ab.txt.)
+# bench/results/nvidia-h100-s35-nuc-unroll-ab.txt; the thirty-sixth's two passes of 8, the
+# per-form mix and a prefetch build since removed: nvidia-h100-s36-nuc-forms-ab.txt.)
 # GATE=1: the device gate (python -m rocsample.check --backend cuda, GLIM, default 330 s) runs
 # while the variants compile (the gate is not timed; -> gate.log, check-report-h200.json).
 # Output: $OUT/ab.txt (vI: the I-th variant, listed first)
@@ -20,7 +20,7 @@ T0=$SECONDS
 banner
 SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --shapes "$SH")
-IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=8,nucleus=4,nucleus_finish=16,rank_finish=16;ROCSAMPLE_NUC_PREFETCH=1}"
+IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8,nucleus=4;ROCSAMPLE_NUC_UNROLL=8}"
 kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings
   local -a set
   read -r -a set <<< "${VS[$1]}"
