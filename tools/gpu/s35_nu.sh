@@ -10,6 +10,8 @@
 # (The thirty-fifth session's one pass of 4 / 8 / 16 for every form, H100:
 # bench/results/nvidia-h100-s35-nuc-unroll-ab.txt; the thirty-sixth's two passes of 8, the
 # per-form mix and a prefetch build since removed: nvidia-h100-s36-nuc-forms-ab.txt.)
+# STOP_BY (default 500 s): no variant's pass starts after it, so the call ends inside its limit
+# with what it has (the thirty-sixth session's GATE=1 call ran into 590 s mid-pass).
 # GATE=1: the device gate (python -m rocsample.check --backend cuda, GLIM, default 330 s) runs
 # while the variants compile (the gate is not timed; -> gate.log, check-report-h200.json).
 # Output: $OUT/ab.txt (vI: the I-th variant, listed first)
@@ -35,6 +37,10 @@ wait
 echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
 for pass in $(seq "${PASSES:-2}"); do
   for i in "${!VS[@]}"; do
+    if [ $((SECONDS - T0)) -gt "${STOP_BY:-500}" ]; then
+      echo "== stopped before pass $pass of v$i at $((SECONDS - T0)) s (STOP_BY)" | tee -a "$OUT/ab.txt"
+      break 2
+    fi
     kp_v "$i" 2>&1 | graph_lines "v$i"
   done
 done
