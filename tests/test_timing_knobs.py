@@ -91,7 +91,7 @@ def _compiler(module):
     ("nucleus", 4, 8), ("nucleus_finish", 8, 4), ("rank", 8, 8), ("rank_finish", 8, 4),
     ("rank4", 8, 4)])
 def test_each_backend_has_its_own_default_per_form(monkeypatch, form, cuda_nu, hip_nu):
-    # numba-cuda's default is the H100's two-pass A/B winner (docs/PERF_NOTES.md, thirty-sixth
+    # numba-cuda's default is the H100's A/B winner (docs/PERF_NOTES.md, thirty-sixth
     # session); numba-hip keeps 8, its four-sum forms half (the AMD offline gate's private
     # segment limit)
     monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", None)

@@ -146,13 +146,13 @@ NUC_FINISH_MAX_REGISTERS = None
 #: stream: their own, unpredicated but in the last round). The nucleus and rank passes' come
 #: per form (``_NUC_FORMS``) from ``_nuc_unroll``: on numba-cuda ``_NUC_UNROLL_CUDA``, 4 for the
 #: plain nucleus pass (top_p alone 8-10 us faster at 256 x 151936 and 256 x 262144 on an H100,
-#: the other shapes within 0.2 us: 42 registers against 56, more blocks an SM), 8 for the other
-#: forms (16 for the finishing forms took 2.3-2.6 us off 256 x 32000 but added 0.4 at 8 x
-#: 32000; docs/PERF_NOTES.md, thirty-sixth session); elsewhere 8 (numba-hip and the simulator,
-#: whose four-sum forms take half: see ``_nuc_unroll``).
-#: ``ROCSAMPLE_NUC_UNROLL`` (2 to 32) overrides it at import for timing, on every backend: "N"
-#: sets every form's, "N,FORM=M,..." FORM's to M and the others' to N; numba's disk cache does
-#: not key on it, so each setting needs its own ``NUMBA_CACHE_DIR``.
+#: the other shapes within 0.2 us; not yet A/B-timed on an H200) and 8 for the other forms (16
+#: for the finishing forms took 2.3-2.6 us off 256 x 32000 but added 0.4 at 8 x 32000;
+#: docs/PERF_NOTES.md, thirty-sixth session); elsewhere 8 (numba-hip and the simulator, whose
+#: four-sum forms take half: see ``_nuc_unroll``). ``ROCSAMPLE_NUC_UNROLL`` (2 to 32) overrides
+#: it at import for timing, on every backend: "N" sets every form's, "N,FORM=M,..." FORM's to M
+#: and the others' to N; numba's disk cache does not key on it, so each setting needs its own
+#: ``NUMBA_CACHE_DIR``.
 _UNROLL = 4
 _NUC_FORMS = ("nucleus", "nucleus_finish", "rank", "rank_finish", "rank4")
 _NUC_UNROLL_CUDA = "8,nucleus=4"

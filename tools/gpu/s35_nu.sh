@@ -4,8 +4,8 @@
 # 32000-wide ones take the finishing forms), one build per variant of VARIANTS (';' between
 # variants, each a space-separated list of VAR=VALUE; default: numba-cuda's default per form
 # (4 for the plain nucleus pass, 8 for the others), then 8 for every form (the default before
-# the thirty-sixth session)), each its own numba cache, compiled
-# in parallel (KLIM, default 300 s), then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM
+# the thirty-sixth session)), each its own numba cache, compiled in parallel (KLIM, default
+# 300 s), then PASSES (default 2) passes of each in turn. Then, with NCU=1, ncu's duration, SM
 # and DRAM throughput and active warps per kernel of the same calls with the first variant.
 # (The thirty-fifth session's one pass of 4 / 8 / 16 for every form, H100:
 # bench/results/nvidia-h100-s35-nuc-unroll-ab.txt; the thirty-sixth's two passes of 8, the
