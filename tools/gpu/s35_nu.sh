@@ -12,8 +12,14 @@
 # per-form mix and a prefetch build since removed: nvidia-h100-s36-nuc-forms-ab.txt.)
 # STOP_BY (default 500 s): no variant's pass starts after it, so the call ends inside its limit
 # with what it has (the thirty-sixth session's GATE=1 call ran into 590 s mid-pass).
-# GATE=1: the device gate (python -m rocsample.check --backend cuda, GLIM, default 330 s) runs
-# while the variants compile (the gate is not timed; -> gate.log, check-report-h200.json).
+# While the variants compile (nothing then is timed): GATE=1, the device gate (python -m
+# rocsample.check --backend cuda, GLIM, default 330 s; -> gate.log, check-report-h200.json);
+# RACE, racecheck probes (';' between them, each "COND ORDER" for steps.sh's race_probe, e.g.
+# "4 LPL;0 LPL"; -> race-COND-ORDER.log, their lines printed after the compiles).
+# (The thirty-fifth session's first call, formerly s35_first.sh, is GATE=1 PASSES=1 NCU=1 with
+# VARIANTS "ROCSAMPLE_NUC_UNROLL=4;ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=16"; its last,
+# formerly s35_last.sh, RACE="4 LPL;0 LPL" with VARIANTS
+# "ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=8,nucleus=4,nucleus_finish=16,rank_finish=16".)
 # Output: $OUT/ab.txt (vI: the I-th variant, listed first)
 set -u
 source tools/gpu/env.sh
@@ -32,8 +38,17 @@ for i in "${!VS[@]}"; do
   echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
   ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
 done
+if [ -n "${RACE:-}" ]; then
+  (
+    IFS=';' read -r -a RV <<< "$RACE"
+    for v in "${RV[@]}"; do
+      race_probe $v
+    done
+  ) > /tmp/race.txt 2>&1 &
+fi
 [ "${GATE:-0}" = 1 ] && run_gate "${GLIM:-330}"
 wait
+[ -n "${RACE:-}" ] && cat /tmp/race.txt
 echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
 for pass in $(seq "${PASSES:-2}"); do
   for i in "${!VS[@]}"; do
