@@ -9,7 +9,11 @@ namespace with the real ``numba.cuda`` and calls ``cuda.compile_ptx`` for comput
 (NVVM and NVRTC come from the dev extra's ``cuda-toolkit`` wheels; no driver is needed).
 
 Also checked on the compiled PTX, as the SPEC asks for the quantizers: the set_rows kernels that
-quantize (``*quant*``) contain no fused multiply-add (ggml's reference rounds each product).
+quantize (``*quant*``) contain no fused multiply-add (ggml's reference rounds each product). And
+two instruction choices of the sampling kernels' hot loops (rocsample/kernels/philox.py): no
+kernel holds a non-flush-to-zero ``lg2.approx.f32`` (ptxas guards each with a denormal test and
+two fix-ups), and the drawing variants of phase 1 (``partials(True...``) multiply Philox words
+by ``mul.wide.u32`` (a 64-bit ``mul.lo`` of masked words left an add of zero a multiply).
 
 Exit status 1 lists what failed; an empty or missing record is an error too (nothing was checked).
 Usage: python tools/ptx_check.py SIGS.json [--jobs N]
@@ -27,6 +31,18 @@ from concurrent.futures import ProcessPoolExecutor
 
 CC = (9, 0)
 NO_FMA = ("quant",)  # kernel names whose PTX must hold no fma (bit-exact ggml quantizers)
+WIDE_MUL = ("partials(True",)  # kernel names whose Philox words multiply by mul.wide.u32
+
+
+def ptx_rules(kernel: str, ptx: str) -> str | None:
+    """What is wrong with a kernel's PTX by the rules above (None: nothing)."""
+    if any(s in kernel for s in NO_FMA) and "fma." in ptx:
+        return "fused multiply-add in a quantizer kernel's PTX"
+    if "lg2.approx.f32" in ptx:
+        return "lg2.approx.f32 without .ftz (a denormal guard on every approximate log)"
+    if any(s in kernel for s in WIDE_MUL) and "mul.wide.u32" not in ptx:
+        return "no mul.wide.u32 in a drawing kernel (Philox words multiplied as 64-bit values)"
+    return None
 
 
 def _types():
@@ -82,8 +98,9 @@ def _check(rec) -> tuple[str, str | None, float]:
         ptx, _ = cuda.compile_ptx(k.py_func, _signature(rec["args"]), cc=CC)
     except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
         return label, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", 0.0
-    if any(s in rec["kernel"] for s in NO_FMA) and "fma." in ptx:
-        return label, "fused multiply-add in a quantizer kernel's PTX", 0.0
+    why = ptx_rules(rec["kernel"], ptx)
+    if why is not None:
+        return label, why, 0.0
     if ".entry" not in ptx:
         return label, "no kernel entry in the PTX", 0.0
     return label, None, time.perf_counter() - t0

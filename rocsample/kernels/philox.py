@@ -8,15 +8,18 @@ Arithmetic notes (why the casts):
 * Every Philox word is carried in a uint64 and masked to 32 bits. numba widens uint32 arithmetic
   to 64 bits anyway; doing it explicitly makes the 32x32->64 products unsigned and exact
   (both factors < 2**32) and keeps one type per variable (numba unifies uint64 with int64
-  to float64, which would silently ruin the bits).
+  to float64, which would silently ruin the bits). On numba-cuda the products are
+  ``mul.wide.u32`` by inline PTX (``_mul_wide_u32``): NVVM's 64-bit ``mul.lo`` of masked
+  words left ptxas an add of zero after each (docs/PERF_NOTES.md, thirty-seventh session).
 * The uniform and both logarithms are float32: constants are ``np.float32`` (a Python float
   literal would promote to float64 in numba) and ``np.float32(math.log(u))`` is ``logf`` on the
   device. The simulator evaluates ``math.log`` in float64 and rounds, which is the correctly
   rounded float32 log; NumPy's float32 log and CUDA's ``logf`` (<= 1 ulp) can differ from it by
   one ulp. The reference's Gumbel near-tie margin (``GUMBEL_MARGIN``) covers that.
 * ``gumbel_fast`` approximates ``gumbel(uniform(x))`` within a bound; it defines nothing: the
-  hardware's approximate log2 (numba-cuda's fastmath ``log2``: ``lg2.approx.f32``, one MUFU
-  instruction) where ``-log(u)`` is well conditioned, a five-term series of ``-log1p(-d)``
+  hardware's approximate log2 (numba-cuda: ``lg2.approx.ftz.f32``, one MUFU instruction;
+  its inputs are never denormal, so the flush changes no bit) where ``-log(u)`` is well
+  conditioned, a five-term series of ``-log1p(-d)``
   (d = 1 - u, exact) where it is not. It is within ``GUMBEL_FAST_ERR`` of the exact noise for
   every 32-bit word x (checked for all 2**23 uniforms on the device:
   tests/kernels/test_sampling_philox.py), and the kernels use it only to decide which tokens
@@ -31,7 +34,7 @@ import math
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE
+from rocsample.kernels import JIT_CACHE, _numba_cuda
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -48,6 +51,7 @@ _U3 = np.uint64(3)
 _F1 = np.float32(1.0)
 _F2 = np.float32(2.0)
 _FSTEP = np.float32(2.0 ** -24)
+_FSTEP23 = np.float32(2.0 ** -23)
 #: |gumbel_fast(x) - gumbel(uniform(x))| is at most this for every word x (a bound with room:
 #: the device test asserts half of it over all 2**23 uniforms).
 GUMBEL_FAST_ERR = 2.0 ** -14
@@ -63,12 +67,74 @@ _C5 = np.float32(1.0 / 5.0)
 _CAP_BASE = np.float32(127.0 * math.log(2.0) + 2.0 ** -10)
 
 
-def fast_math(cuda) -> dict:
-    """``cuda.jit`` options for the approximate logs of ``gumbel_fast``: ``fastmath`` on numba-cuda
-    (its float32 ``log2`` becomes ``lg2.approx.f32``), nothing elsewhere (exact logs)."""
-    if getattr(cuda.jit, "__module__", "") == "numba.cuda.decorators":
-        return {"fastmath": True}
-    return {}
+def _mul_wide_u32(cuda):
+    """numba-cuda: the product of two words held in uint64s below 2**32 (a Philox round's
+    multiply), as one ``mul.wide.u32`` (inline PTX, an intrinsic); elsewhere None.
+
+    Written as a uint64 product of masked operands (what numba's integer typing gives), NVVM
+    emits ``mul.lo.s64`` and ptxas does not drop the high halves it knows are zero: on sm_90
+    each multiply became an ``IMAD.WIDE.U32`` plus an add of a uniform register holding zero
+    (about 24 instructions a Philox call, six a token on the drawing variants' fast pass).
+    The same bits either way (both operands are below 2**32).
+    """
+    if not _numba_cuda(cuda):
+        return None
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def mul_wide_u32(typingctx, a, m):
+        if a != types.uint64 or m != types.uint64:
+            return None
+        sig = types.uint64(types.uint64, types.uint64)
+
+        def codegen(context, builder, sig, args):
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            lo = [builder.trunc(v, i32) for v in args]
+            return builder.asm(ir.FunctionType(i64, [i32, i32]), "mul.wide.u32 $0, $1, $2;",
+                               "=l,r,r", lo, side_effect=False)
+
+        return sig, codegen
+
+    return mul_wide_u32
+
+
+def _lg2_approx_ftz(cuda):
+    """numba-cuda: ``lg2.approx.ftz.f32`` (one ``MUFU.LG2``) as an intrinsic of one float32;
+    elsewhere None.
+
+    ``gumbel_fast``'s two logs take only normal inputs (u >= 2**-24; -log(u) >= 2**-24 too),
+    where this and the ``lg2.approx.f32`` that a device function's ``fastmath`` log2 became
+    give the same bits. But a device function's ``fastmath`` brings no flush-to-zero (that is
+    the kernel's option, and the kernels keep denormals: their exact scores multiply raw
+    logits), so ptxas guarded every non-ftz ``MUFU.LG2`` with a denormal test and its two
+    predicated fix-ups: three more instructions a log, six a token on the drawing variants'
+    fast pass (sm_90: 673 -> 625 SASS instructions a round of 8 tokens).
+    """
+    if not _numba_cuda(cuda):
+        return None
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def lg2_approx_ftz(typingctx, x):
+        if x != types.float32:
+            return None
+        sig = types.float32(types.float32)
+
+        def codegen(context, builder, sig, args):
+            f32 = ir.FloatType()
+            fn = ir.Function(builder.module, ir.FunctionType(f32, [f32]),
+                             name="llvm.nvvm.lg2.approx.ftz.f") \
+                if "llvm.nvvm.lg2.approx.ftz.f" not in builder.module.globals \
+                else builder.module.globals["llvm.nvvm.lg2.approx.ftz.f"]
+            return builder.call(fn, [args[0]])
+
+        return sig, codegen
+
+    return lg2_approx_ftz
 
 
 def build(cuda):
@@ -91,6 +157,12 @@ def build(cuda):
     """
     from types import SimpleNamespace
 
+    mulw = _mul_wide_u32(cuda)
+    if mulw is None:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def mulw(a, m):
+            return a * m
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _rounds(c0, c1, c2, c3, k0, k1):
         x0 = np.uint64(c0) & _MASK
@@ -103,8 +175,8 @@ def build(cuda):
             if r > 0:
                 key0 = (key0 + _W0) & _MASK
                 key1 = (key1 + _W1) & _MASK
-            p0 = x0 * _M0
-            p1 = x2 * _M1
+            p0 = mulw(x0, _M0)
+            p1 = mulw(x2, _M1)
             y0 = ((p1 >> _S32) ^ x1 ^ key0) & _MASK
             y1 = p1 & _MASK
             y2 = ((p0 >> _S32) ^ x3 ^ key1) & _MASK
@@ -128,11 +200,20 @@ def build(cuda):
         x0, _x1, _x2, _x3 = _rounds(c0, c1, c2, c3, k0, k1)
         return x0
 
+    one_fma = _numba_cuda(cuda)
+
     @cuda.jit(device=True, cache=JIT_CACHE)
     def uniform(x0):
-        # 23 high bits -> odd multiples of 2**-24: exactly representable, strictly in (0, 1).
-        # (converted from 32 bits: the 64-bit integer-to-float conversion is the slower one)
-        return (np.float32(np.uint32(np.uint64(x0) >> _S9)) * _F2 + _F1) * _FSTEP
+        # 23 high bits k -> odd multiples (2k + 1) * 2**-24: exactly representable, strictly
+        # in (0, 1). (Converted from 32 bits: the 64-bit integer-to-float conversion is the
+        # slower one.) Every step of either form is exact, so both give the same bits: on
+        # numba-cuda k * 2**-23 + 2**-24, one FFMA (the drawing variants' fast pass one
+        # instruction a token shorter on sm_90, no 1.0 held for it); elsewhere (k * 2 + 1) *
+        # 2**-24, which numba-hip's gfx1151 / gfx942 code holds in 3-4 fewer VGPRs.
+        k = np.float32(np.uint32(np.uint64(x0) >> _S9))
+        if one_fma:
+            return k * _FSTEP23 + _FSTEP
+        return (k * _F2 + _F1) * _FSTEP
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel(u):
@@ -169,9 +250,12 @@ def build(cuda):
         return (gumbel(uniform(x0)), gumbel(uniform(x1)), gumbel(uniform(x2)),
                 gumbel(uniform(x3)))
 
-    @cuda.jit(device=True, cache=JIT_CACHE, **fast_math(cuda))
-    def _log2_fast(x):
-        return np.float32(math.log2(x))
+    # (numba-cuda: the hardware's approximate log2; elsewhere the exact one)
+    _log2_fast = _lg2_approx_ftz(cuda)
+    if _log2_fast is None:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def _log2_fast(x):
+            return np.float32(math.log2(x))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel_fast_ud(u, d):
