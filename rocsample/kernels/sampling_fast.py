@@ -107,6 +107,10 @@ MAX_BLOCK = 512
 #: (681 / 677 / 677 before the redraw), no spill in the temperature variant, 12 and 60 bytes in
 #: the TOP2 and TOP4 forms outside the fast loop (the redraw, the row tail); with logprobs 874 /
 #: 879 / 878 (889 / 896 / 896), 32 bytes, of which 4-5 local loads a round in the fast loop.
+#: Since the thirty-seventh session (Philox's multiplies as mul.wide.u32, the noise's logs with
+#: flush-to-zero, int32 indices: docs/PERF_NOTES.md): every fast loop 552, no spill in the
+#: three forms; with logprobs 769 / 767 / 767, 4 / 8 / 8 bytes, 3 local accesses a round in the
+#: fast loop.
 PARTIALS_MAX_REGISTERS = (None, None, 64)
 #: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
 #: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
@@ -896,7 +900,10 @@ def make(cuda, load, h):
             # the LP pair) as in fold_draw; then, unless even the noise's cap (gumbel_cap) leaves
             # its score below lb (a lower bound of the block's best exact score, so the token
             # cannot win), its approximate score float32(v * inv_t) + gumbel_fast into the
-            # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens, int32). A score that is
+            # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens). j, bi, i1, i2 are int32
+            # (the row's index fits: n < 2**31): with int64 ones every token paid a 64-bit index
+            # add and two selects more (sm_90: 571 -> 552 SASS instructions a round of 8 tokens,
+            # rocsample/kernels/philox.py's notes have the rest). A score that is
             # not finite (an overflowed scaled logit) sets a3 to NaN: nothing is kept after it
             # and the block draws the thread's quads again exactly (fast_settled, redraw).
             # (the noise's uniform and cap for every token, finite or not: computed inside the
@@ -920,10 +927,10 @@ def make(cuda, load, h):
                                 a2 = a1
                                 i2 = i1
                                 a1 = a
-                                i1 = np.int32(j)
+                                i1 = j
                             else:
                                 a2 = a
-                                i2 = np.int32(j)
+                                i2 = j
                         else:
                             a3 = a
                     elif not a > _F32_NINF:
@@ -1118,6 +1125,8 @@ def make(cuda, load, h):
                     i1 = np.int32(n)
                     i2 = np.int32(n)
                     lb = _F32_NINF
+                    # (the maximum's index as int32 through the fast loops: fold_fast)
+                    bj = np.int32(bi)
                     while c + last < qb:
                         for u in range(QU):
                             j = (c + np.int64(u) * bs1) << np.int64(2)
@@ -1125,30 +1134,33 @@ def make(cuda, load, h):
                                 vals[4 * u + w] = load(xr, 0, j + np.int64(w))
                         for u in range(QU):
                             cu = c + np.int64(u) * bs1
-                            j = cu << np.int64(2)
+                            jj = np.int32(cu << np.int64(2))
                             x0, x1, x2, x3 = quad_words(sd, ps, cu)
-                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u], x0, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls)
-                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 1], x1, j + 1, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
-                                lm, ls)
-                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 2], x2, j + 2, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
-                                lm, ls)
-                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 3], x3, j + 3, inv_t, lb, bv, bi, a1, i1, a2, i2, a3,
-                                lm, ls)
+                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u], x0, jj, inv_t, lb, bv, bj, a1, i1, a2, i2, a3, lm,
+                                ls)
+                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 1], x1, np.int32(jj + 1), inv_t, lb, bv, bj, a1, i1,
+                                a2, i2, a3, lm, ls)
+                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 2], x2, np.int32(jj + 2), inv_t, lb, bv, bj, a1, i1,
+                                a2, i2, a3, lm, ls)
+                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 3], x3, np.int32(jj + 3), inv_t, lb, bv, bj, a1, i1,
+                                a2, i2, a3, lm, ls)
                         c += span
                         # (TOP2: a bound of the block's second best, from the thread's second)
                         lb = publish_bound(sm_lb, a2 if TOP2 else a1, lb)
                     while c < qb:
                         j = c << np.int64(2)
+                        jj = np.int32(j)
                         x0, x1, x2, x3 = quad_words(sd, ps, c)
                         for u in range(4):
-                            bv, bi, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
                                 load(xr, 0, j + np.int64(u)), pick4(x0, x1, x2, x3, u),
-                                j + np.int64(u), inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls)
+                                np.int32(jj + u), inv_t, lb, bv, bj, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
+                    bi = np.int64(bj)
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again,
                     # by the whole block (redraw)
