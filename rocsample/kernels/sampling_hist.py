@@ -1481,7 +1481,10 @@ def make(cuda, load, h, f):
             v4 = np.int32(w4)
             # (Each loop folds its round in place: through one device function holding both
             # forms' branch, numba-hip's plain float32 pass took 48 VGPRs on gfx1151 instead of
-            # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py.)
+            # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py. The plain rank
+            # pass takes int32 indices, as the four-sum forms do: sm_90 180 -> 163 SASS
+            # instructions a round of 8 tokens and 48 -> 32 registers; the plain nucleus pass
+            # keeps int64 ones, with which ptxas gives it 32 registers, against 40 with int32.)
             while i + last < hi:
                 for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
@@ -1490,6 +1493,9 @@ def make(cuda, load, h, f):
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
+                    elif RANK:
+                        z, q1, q2 = nuc_token(vals[u], np.int32(i + np.int64(u) * bsw), inv_t,
+                                              is_vllm, kf, f1, v1, f2, v2, z, q1, q2)
                     else:
                         z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
                                               f1, w1, f2, w2, z, q1, q2)
@@ -1501,6 +1507,9 @@ def make(cuda, load, h, f):
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
+                    elif RANK:
+                        z, q1, q2 = nuc_token(vals[u], np.int32(i + np.int64(u) * bsw), inv_t,
+                                              is_vllm, kf, f1, v1, f2, v2, z, q1, q2)
                     else:
                         z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
                                               f1, w1, f2, w2, z, q1, q2)
