@@ -20,6 +20,11 @@
 # VARIANTS "ROCSAMPLE_NUC_UNROLL=4;ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=16"; its last,
 # formerly s35_last.sh, RACE="4 LPL;0 LPL" with VARIANTS
 # "ROCSAMPLE_NUC_UNROLL=8;ROCSAMPLE_NUC_UNROLL=8,nucleus=4,nucleus_finish=16,rank_finish=16".)
+# MODES (default "--topk1000 --topp_alone"): kprofile's modes. A variant may hold TREE=REV:
+# that variant runs another commit's package, carried in .alt/REV (steps.sh's kp_var), so code
+# changes are timed against their base in the same call, e.g. (the thirty-seventh session's
+# trims of phase 1's fast pass against 6f2c548, .alt and .whl carried):
+#   MODES="--temp --topp_alone --topk1000" VARIANTS="ROCSAMPLE_NUC_UNROLL=8,nucleus=4;TREE=6f2c548"
 # Output: $OUT/ab.txt (vI: the I-th variant, listed first)
 set -u
 source tools/gpu/env.sh
@@ -27,7 +32,8 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 banner
 SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
-ARGS=(--graph --bench-inputs --topk1000 --topp_alone --shapes "$SH")
+read -r -a MD <<< "${MODES:---topk1000 --topp_alone}"
+ARGS=(--graph --bench-inputs "${MD[@]}" --shapes "$SH")
 IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8,nucleus=4;ROCSAMPLE_NUC_UNROLL=8}"
 kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings
   local -a set
@@ -64,7 +70,7 @@ if [ "${NCU:-0}" = 1 ]; then
   read -r -a set0 <<< "${VS[0]}"
   timeout 150 env "${set0[@]}" NUMBA_CACHE_DIR=/tmp/nc-v0 ncu --clock-control none --csv \
     --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
-    python3 tools/gpu/kprofile.py --bench-inputs --topk1000 --topp_alone --shapes "$SH" \
+    python3 tools/gpu/kprofile.py --bench-inputs "${MD[@]}" --shapes "$SH" \
     > "$OUT/ncu.csv" 2>/dev/null
   echo "== ncu rc=$? at $((SECONDS - T0)) s"
   grep -c nucleus "$OUT/ncu.csv"

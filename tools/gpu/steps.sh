@@ -175,13 +175,29 @@ kp_tree() {
 
 kp_var() {  # NAME [VAR=VALUE ...] -- ARGS: kprofile.py ARGS in this tree under KLIM (default
   # 200 s) with those variables set and its own numba cache, /tmp/nc-NAME (numba's disk cache
-  # does not key on the settings)
-  local name=$1 vars=()
+  # does not key on the settings). TREE=REV among them: another commit's package instead,
+  # .alt/REV/rocsample (carried: mkdir -p .alt/REV && git archive REV rocsample | tar -x -C
+  # .alt/REV), in a copy of this tree's tools and bench at /tmp/t-REV
+  local name=$1 vars=() tree= root=$PWD
   shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    case $1 in
+      TREE=*) tree=${1#TREE=} ;;
+      *) vars+=("$1") ;;
+    esac
+    shift
+  done
   shift
+  if [ -n "$tree" ]; then
+    root=/tmp/t-$tree
+    if [ ! -d "$root/rocsample" ]; then
+      copy_tree "$root" && rm -rf "$root/rocsample" && cp -a ".alt/$tree/rocsample" "$root/" \
+        && cp rocsample/_fastcall*.so "$root/rocsample/" 2>/dev/null
+    fi
+    vars+=("PYTHONPATH=$(tree_path "$root")")
+  fi
   timeout "${KLIM:-200}" env "${vars[@]}" NUMBA_CACHE_DIR="/tmp/nc-$name" \
-    python3 tools/gpu/kprofile.py "$@"
+    python3 "$root/tools/gpu/kprofile.py" "$@"
 }
 
 kp_warm() {
