@@ -157,11 +157,10 @@ def build(cuda):
     """
     from types import SimpleNamespace
 
+    # (elsewhere the plain product, inline: the simulator runs a device function call as a
+    # Python call, which doubled the time of its Philox rounds)
     mulw = _mul_wide_u32(cuda)
-    if mulw is None:
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def mulw(a, m):
-            return a * m
+    wide = mulw is not None
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def _rounds(c0, c1, c2, c3, k0, k1):
@@ -175,8 +174,12 @@ def build(cuda):
             if r > 0:
                 key0 = (key0 + _W0) & _MASK
                 key1 = (key1 + _W1) & _MASK
-            p0 = mulw(x0, _M0)
-            p1 = mulw(x2, _M1)
+            if wide:
+                p0 = mulw(x0, _M0)
+                p1 = mulw(x2, _M1)
+            else:
+                p0 = x0 * _M0
+                p1 = x2 * _M1
             y0 = ((p1 >> _S32) ^ x1 ^ key0) & _MASK
             y1 = p1 & _MASK
             y2 = ((p0 >> _S32) ^ x3 ^ key1) & _MASK
