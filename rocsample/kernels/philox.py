@@ -115,7 +115,7 @@ def _lg2_approx_ftz(cuda):
     if not _numba_cuda(cuda):
         return None
     from llvmlite import ir
-    from numba.cuda import types
+    from numba.cuda import cgutils, types
     from numba.cuda.extending import intrinsic
 
     @intrinsic
@@ -126,10 +126,8 @@ def _lg2_approx_ftz(cuda):
 
         def codegen(context, builder, sig, args):
             f32 = ir.FloatType()
-            fn = ir.Function(builder.module, ir.FunctionType(f32, [f32]),
-                             name="llvm.nvvm.lg2.approx.ftz.f") \
-                if "llvm.nvvm.lg2.approx.ftz.f" not in builder.module.globals \
-                else builder.module.globals["llvm.nvvm.lg2.approx.ftz.f"]
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32, [f32]),
+                                                "llvm.nvvm.lg2.approx.ftz.f")
             return builder.call(fn, [args[0]])
 
         return sig, codegen
