@@ -158,9 +158,13 @@ base_tree() {
   BASE_PYTHONPATH=$(tree_path /tmp/base)
 }
 
+rev_copy() {  # DIR REV: this tree's tools and bench with the package carried in .alt/REV
+  copy_tree "$1" && rm -rf "$1/rocsample" && cp -a ".alt/$2/rocsample" "$1/" \
+    && cp rocsample/_fastcall*.so "$1/rocsample/" 2>/dev/null
+}
+
 rev_tree() {
-  copy_tree /tmp/base && rm -rf /tmp/base/rocsample && cp -a ".alt/$1/rocsample" /tmp/base/ \
-    && cp rocsample/_fastcall*.so /tmp/base/rocsample/ 2>/dev/null
+  rev_copy /tmp/base "$1"
   BASE_PYTHONPATH=$(tree_path /tmp/base)
 }
 
@@ -190,10 +194,7 @@ kp_var() {  # NAME [VAR=VALUE ...] -- ARGS: kprofile.py ARGS in this tree under 
   shift
   if [ -n "$tree" ]; then
     root=/tmp/t-$tree
-    if [ ! -d "$root/rocsample" ]; then
-      copy_tree "$root" && rm -rf "$root/rocsample" && cp -a ".alt/$tree/rocsample" "$root/" \
-        && cp rocsample/_fastcall*.so "$root/rocsample/" 2>/dev/null
-    fi
+    [ -d "$root/rocsample" ] || rev_copy "$root" "$tree"
     vars+=("PYTHONPATH=$(tree_path "$root")")
   fi
   timeout "${KLIM:-200}" env "${vars[@]}" NUMBA_CACHE_DIR="/tmp/nc-$name" \
