@@ -22,7 +22,8 @@ RACE_SKIP=${RACE_SKIP-captured_rank_route} SAN_PAR=${SAN_PAR:-1} LIMIT=${LIMIT:-
 # the test racecheck leaves out, replayed by tools/gpu/racecheck_probe.py under racecheck with its
 # two passes as plain graph nodes (clean in the thirty-fifth session) and as the conditional node
 # (racecheck crashed the host there in the thirty-fifth session: is it still so?)
-for c in 0 4; do
+# (PROBES: the COND values to replay, default "0 4")
+for c in ${PROBES:-0 4}; do
   race_probe "$c" LPL | head -1 | tee -a "$OUT/san-summary.txt"
 done
 echo "== done at $((SECONDS - T0)) s"
