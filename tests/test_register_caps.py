@@ -63,3 +63,21 @@ def test_the_setting_overrides_one_family(monkeypatch, setting, want):
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators"])
 def test_other_compilers_take_no_cap(name):
     assert register_cap(_module(name), "partials_fast", 64) == {}
+
+
+def test_numba_cuda_nucleus_pass_is_capped_and_its_other_forms_are_not(monkeypatch):
+    # The plain nucleus pass at 32 (8 blocks of 256 an SM; its cheaper masses took ptxas to 40
+    # uncapped), its rank and finishing forms uncapped, each form its own family
+    cuda = pytest.importorskip("numba.cuda")
+    if not _numba_cuda(cuda):
+        pytest.skip("numba-cuda's compiler: --backend sim puts its simulator in numba.cuda")
+    monkeypatch.delenv("ROCSAMPLE_MAX_REGISTERS", raising=False)
+    from rocsample.kernels import sampling as K
+    from rocsample.kernels import sampling_hist as KH
+
+    h = K.build(cuda).float.hist
+    assert KH.NUC_MAX_REGISTERS == 32
+    assert h._sample_nucleus_kernel.targetoptions.get("max_registers") == 32
+    for name in ("_sample_nucleus_finish_kernel", "_sample_rank_kernel",
+                 "_sample_rank_finish_kernel", "_sample_rank4_kernel"):
+        assert getattr(h, name).targetoptions.get("max_registers") is None, name

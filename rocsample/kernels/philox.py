@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from rocsample.kernels import JIT_CACHE, _numba_cuda
+from rocsample.kernels import nvvm as _nvvm
 
 _M0 = np.uint64(0xD2511F53)
 _M1 = np.uint64(0xCD9E8D57)
@@ -101,38 +102,16 @@ def _mul_wide_u32(cuda):
 
 
 def _lg2_approx_ftz(cuda):
-    """numba-cuda: ``lg2.approx.ftz.f32`` (one ``MUFU.LG2``) as an intrinsic of one float32;
+    """numba-cuda: ``lg2.approx.ftz.f32`` (one ``MUFU.LG2``; rocsample/kernels/nvvm.py);
     elsewhere None.
 
     ``gumbel_fast``'s two logs take only normal inputs (u >= 2**-24; -log(u) >= 2**-24 too),
     where this and the ``lg2.approx.f32`` that a device function's ``fastmath`` log2 became
-    give the same bits. But a device function's ``fastmath`` brings no flush-to-zero (that is
-    the kernel's option, and the kernels keep denormals: their exact scores multiply raw
-    logits), so ptxas guarded every non-ftz ``MUFU.LG2`` with a denormal test and its two
-    predicated fix-ups: three more instructions a log, six a token on the drawing variants'
-    fast pass (sm_90: 673 -> 625 SASS instructions a round of 8 tokens).
+    give the same bits, without ptxas's denormal test and its two predicated fix-ups: three
+    instructions a log, six a token on the drawing variants' fast pass (sm_90: 673 -> 625 SASS
+    instructions a round of 8 tokens).
     """
-    if not _numba_cuda(cuda):
-        return None
-    from llvmlite import ir
-    from numba.cuda import cgutils, types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def lg2_approx_ftz(typingctx, x):
-        if x != types.float32:
-            return None
-        sig = types.float32(types.float32)
-
-        def codegen(context, builder, sig, args):
-            f32 = ir.FloatType()
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32, [f32]),
-                                                "llvm.nvvm.lg2.approx.ftz.f")
-            return builder.call(fn, [args[0]])
-
-        return sig, codegen
-
-    return lg2_approx_ftz
+    return _nvvm.approx_ftz(cuda, "lg2")
 
 
 def build(cuda):

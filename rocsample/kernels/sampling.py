@@ -121,7 +121,10 @@ def build(cuda):
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def is_finite(v):
-        return v == v and v != _F32_INF and v != _F32_NINF
+        # |v| < inf: false for NaN (an ordered compare) and both infinities; one compare with
+        # an absolute-value operand (sm_90: one FSETP where v == v and two tests against the
+        # infinities took three and a branch around them)
+        return abs(v) < _F32_INF
 
     # Online log-sum-exp pairs (max, sum of exp(x - max)): one element into a float32 pair, two
     # float32 pairs (phase 1), two float64 pairs (the finalize folds). One definition for every

@@ -100,6 +100,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rocsample.kernels import JIT_CACHE, _numba_cuda, _numba_hip, register_cap, warp_parts
+from rocsample.kernels import nvvm as _nvvm
 from rocsample.kernels import sampling_fast as F
 from rocsample.kernels.sampling_fast import (
     _F32_0,
@@ -142,6 +143,11 @@ MINP_MAX_REGISTERS = 32
 #: left at 256 x 32000, the route forced: 190 against 221;
 #: bench/results/nvidia-h200-s25-cap-ab.txt).
 NUC_FINISH_MAX_REGISTERS = None
+#: The plain nucleus pass: 32, 8 blocks of 256 threads an SM. Its stream needs 30-32 registers;
+#: with the cheaper masses (amass on numba-cuda) ptxas gave it 40 uncapped (6 blocks an SM, a
+#: second wave at 256 x 151936), and under the cap it spills 12 bytes outside the loop (sm_90).
+#: The rank forms and the finishing forms take none (the same as the finishing form's above).
+NUC_MAX_REGISTERS = 32
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's
 #: stream: their own, unpredicated but in the last round). The nucleus and rank passes' come
 #: per form (``_NUC_FORMS``) from ``_nuc_unroll``: on numba-cuda ``_NUC_UNROLL_CUDA``, 4 for the
@@ -214,6 +220,15 @@ _RBINS = 1 << _RBITS
 #: a bound four times wider, so four times the rows whose bounds straddle the target and go to
 #: the exact pass: about one in 8,000 at top_p 0.95, now one in 32,000.)
 NUC_REL = 2.0 ** -18
+#: numba-cuda's amass: ex2.approx.ftz(fma(d, _L2E_HI, float32(d * _L2E_LO))) with d the float32
+#: distance. Besides the distance's 2**-20, the product's rounding (|y| < 29 * log2(e) < 64: half
+#: an ulp, 2**-19 absolute, 2**-19.53 relative on the power) and ex2.approx's own error (2 ulp,
+#: 2**-22: CUDA's exp2f is this instruction) put it within 2**-18.6 of exp(d): under NUC_REL
+#: by a factor 1.5 (test_mass_bound_covers_the_float32_masses checks the form with ex2's
+#: error doubled). The split of log2(e) keeps its float32 rounding (2**-21.3 at d = -29) out.
+_L2E_HI = np.float32(1.0 / math.log(2.0))
+_L2E_LO = np.float32(1.0 / math.log(2.0) - float(_L2E_HI))
+_AMASS_CUDA_REL = 2.0 ** -18.6
 _AM_SHIFT = 17
 _AM_SCALE = np.float64(2.0 ** 40)
 #: The rank pass (the nucleus pass's form for top-k-only rows) counts tokens instead of summing
@@ -1266,14 +1281,26 @@ def make(cuda, load, h, f):
             base += np.int64(bs) * R
 
     # --- the nucleus pass ----------------------------------------------------------------------
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def amass(fv, kf):
-        # hmass(fv, float64(kf)) / 2**40 approximately, in float32: within NUC_REL of it
-        # relative, plus half a unit (see NUC_REL). The maximum's equals: 1 (also an infinite
-        # scaled maximum, where fv - kf is NaN).
-        if fv == kf:
-            return _F32_1
-        return np.float32(math.exp(np.float32(fv - kf)))
+    _ex2 = _nvvm.approx_ftz(cuda, "ex2")
+    if _ex2 is not None:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def amass(fv, kf):
+            # hmass(fv, float64(kf)) / 2**40 approximately, in float32: within NUC_REL of it
+            # relative, plus half a unit (see NUC_REL). The maximum's equals: 1 (also an
+            # infinite scaled maximum, where fv - kf is NaN). numba-cuda: 2**(d * log2(e)) by
+            # ex2.approx.ftz, the product one FFMA of log2(e)'s two float32 halves (sm_90: 4
+            # instructions where expf's range reduction took 10; _AMASS_CUDA_REL).
+            if fv == kf:
+                return _F32_1
+            d = np.float32(fv - kf)
+            return _ex2(cuda.fma(d, _L2E_HI, np.float32(d * _L2E_LO)))
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def amass(fv, kf):
+            # as above; the simulator and numba-hip: expf (the device library's on numba-hip)
+            if fv == kf:
+                return _F32_1
+            return np.float32(math.exp(np.float32(fv - kf)))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def add_before4(fv, j, e, f1, w1, f2, w2, f3, w3, f4, w4, q1, q2, q3, q4):
@@ -1407,9 +1434,9 @@ def make(cuda, load, h, f):
         # the finishing form's exact pass: four tokens a round, one on numba-hip (there)
         X4 = not _numba_hip(cuda)
 
+        # (the register family is the form: ROCSAMPLE_MAX_REGISTERS="nucleus=40,rank4=48")
         @cuda.jit(cache=JIT_CACHE, **register_cap(
-            cuda, "nucleus_finish" if FINISH else "nucleus",
-            NUC_FINISH_MAX_REGISTERS if FINISH else None))
+            cuda, form, NUC_MAX_REGISTERS if form == "nucleus" else NUC_FINISH_MAX_REGISTERS))
         def kern(x, n, chunk, temp, topk, topp, minp, vllm, seed, pos, lp, tiles, kcap, tm, pi, si,
                  sf, hc, hm, cand, capg, ctr, tokens, logprobs, status, cflag):
             # Top-p-only rows of a TOP2 launch (grid splits x rows, the second read): the masses

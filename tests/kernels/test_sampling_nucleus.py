@@ -365,10 +365,27 @@ def test_mass_bound_covers_the_float32_masses():
     kf = np.float32(3.25)
     fv = (np.float64(kf) + d).astype(np.float32)
     exact = np.floor(np.exp(fv.astype(np.float64) - np.float64(kf)) * 2.0**40 + 0.5)
-    e = np.exp((fv - kf).astype(np.float32)).astype(np.float32)
+    d32 = (fv - kf).astype(np.float32)
+    e = np.exp(d32).astype(np.float32)
     e[fv == kf] = 1.0
     err = np.abs(e.astype(np.float64) * 2.0**40 - exact)
     assert (err <= KH.NUC_REL * exact + 0.5).all(), float(((err - 0.5) / exact).max())
+    # numba-cuda's form: y = fma(d, L2E_HI, float32(d * L2E_LO)) in float32 (the fused product
+    # exact in float64), then ex2.approx.ftz: 2 ulp (2**-22) of 2**y, either way; within
+    # _AMASS_CUDA_REL, and within NUC_REL with that error doubled (flushed to 0 below 2**-126)
+    t = (d32 * KH._L2E_LO).astype(np.float32)
+    y = (d32.astype(np.float64) * np.float64(KH._L2E_HI) + t).astype(np.float32)
+    assert np.float32(KH._L2E_HI) + np.float64(KH._L2E_LO) == np.float64(KH._L2E_HI) + \
+        np.float64(KH._L2E_LO) and abs(np.float64(KH._L2E_HI) + np.float64(KH._L2E_LO)
+                                       - 1.0 / np.log(2.0)) < 2.0**-45
+    for ulps, bound in ((2, KH._AMASS_CUDA_REL), (4, KH.NUC_REL)):
+        for sign in (-1.0, 1.0):
+            e = np.exp2(y.astype(np.float64)) * (1.0 + sign * ulps * 2.0**-23)
+            e[y < -126] = 0.0
+            e[fv == kf] = 1.0
+            err = np.abs(e * 2.0**40 - exact)
+            assert (err <= bound * exact + 0.5).all(), (ulps, sign,
+                                                        float(((err - 0.5) / exact).max()))
 
 
 def _listed_rows(plan, rows, vocab, form, position):
