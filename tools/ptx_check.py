@@ -32,6 +32,9 @@ from concurrent.futures import ProcessPoolExecutor
 CC = (9, 0)
 NO_FMA = ("quant",)  # kernel names whose PTX must hold no fma (bit-exact ggml quantizers)
 WIDE_MUL = ("partials(True",)  # kernel names whose Philox words multiply by mul.wide.u32
+# kernel names whose masses are ex2.approx of one FFMA (amass): no expf range reduction, whose
+# fma.rm.f32 marks it
+NO_EXPF = ("_sample_nucleus",)
 
 
 def ptx_rules(kernel: str, ptx: str) -> str | None:
@@ -42,6 +45,8 @@ def ptx_rules(kernel: str, ptx: str) -> str | None:
         return "lg2.approx.f32 without .ftz (a denormal guard on every approximate log)"
     if any(s in kernel for s in WIDE_MUL) and "mul.wide.u32" not in ptx:
         return "no mul.wide.u32 in a drawing kernel (Philox words multiplied as 64-bit values)"
+    if any(s in kernel for s in NO_EXPF) and "fma.rm.f32" in ptx:
+        return "expf's range reduction (fma.rm.f32) in a nucleus pass (amass not by ex2.approx)"
     return None
 
 

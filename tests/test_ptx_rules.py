@@ -1,0 +1,27 @@
+"""tools/ptx_check.py's rules on the kernels' PTX, each on a line that breaks it (no GPU, no
+compile: the rules are text tests; make test runs them over every recorded kernel)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tools"))
+import ptx_check  # noqa: E402  (tools/)
+
+_OK_DRAW = "mul.wide.u32 %rd1, %r1, %r2;\nlg2.approx.ftz.f32 %f1, %f2;\n"
+
+
+def test_each_rule_fails_its_own_breakage():
+    r = ptx_check.ptx_rules
+    assert r("float.fast.partials(True,False,True)", _OK_DRAW) is None
+    assert "mul.wide" in r("float.fast.partials(True,False,True)", "mul.lo.s64 %rd1;\n")
+    assert "lg2" in r("float.fast.partials(False,False)", "lg2.approx.f32 %f1, %f2;\n")
+    assert "fused" in r("quant.q4_0", "fma.rn.f32 %f1, %f2, %f3, %f4;\n")
+    # the nucleus passes' masses: ex2.approx of one FFMA, never expf's range reduction
+    ok = "fma.rn.f32 %f3, %f1, 0f3FB8AA3B, %f2;\nex2.approx.ftz.f32 %f4, %f3;\n"
+    assert r("float.hist._sample_nucleus_kernel", ok) is None
+    assert r("float.hist._sample_nucleus_finish_kernel", ok) is None
+    bad = "fma.rm.f32 %f3, %f1, %f2, 0f4B400001;\n" + ok
+    assert "expf" in r("float.hist._sample_nucleus_kernel", bad)
+    assert "expf" in r("float.hist._sample_nucleus_finish_kernel", bad)
+    assert r("float.hist._sample_hist_kernel", bad) is None   # (not a nucleus pass)
