@@ -1508,10 +1508,11 @@ def make(cuda, load, h, f):
             v4 = np.int32(w4)
             # (Each loop folds its round in place: through one device function holding both
             # forms' branch, numba-hip's plain float32 pass took 48 VGPRs on gfx1151 instead of
-            # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py. The plain rank
-            # pass takes int32 indices, as the four-sum forms do: sm_90 180 -> 163 SASS
-            # instructions a round of 8 tokens and 48 -> 32 registers; the plain nucleus pass
-            # keeps int64 ones, with which ptxas gives it 32 registers, against 40 with int32.)
+            # 40; tests/regress/test_fold_round_grew_the_nucleus_pass_on_amd.py. Every form
+            # takes int32 indices (n < 2**31): the plain rank pass sm_90 180 -> 163 SASS
+            # instructions a round of 8 tokens and 48 -> 32 registers; the plain nucleus pass,
+            # under its cap of 32 (NUC_MAX_REGISTERS), 114 -> 104 a round of 4 and no spill
+            # where int64 ones spilled 12 bytes.)
             while i + last < hi:
                 for u in range(NU):
                     vals[u] = load(xr, 0, i + np.int64(u) * bsw)
@@ -1520,12 +1521,9 @@ def make(cuda, load, h, f):
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
-                    elif RANK:
+                    else:
                         z, q1, q2 = nuc_token(vals[u], np.int32(i + np.int64(u) * bsw), inv_t,
                                               is_vllm, kf, f1, v1, f2, v2, z, q1, q2)
-                    else:
-                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
-                                              f1, w1, f2, w2, z, q1, q2)
                 i += span
             if i < hi:
                 load_round(xr, 0, i, hi, bsw, vals)
@@ -1534,12 +1532,9 @@ def make(cuda, load, h, f):
                         z, q1, q2, q3, q4 = nuc_token4(vals[u], i + np.int64(u) * bsw, inv_t,
                                                        is_vllm, kf, fmin, f1, v1, f2, v2, f3, v3,
                                                        f4, v4, z, q1, q2, q3, q4)
-                    elif RANK:
+                    else:
                         z, q1, q2 = nuc_token(vals[u], np.int32(i + np.int64(u) * bsw), inv_t,
                                               is_vllm, kf, f1, v1, f2, v2, z, q1, q2)
-                    else:
-                        z, q1, q2 = nuc_token(vals[u], i + np.int64(u) * bsw, inv_t, is_vllm, kf,
-                                              f1, w1, f2, w2, z, q1, q2)
             # the block's sums (integers: the same totals in either form), then thread 0 adds
             # them to the row's
             tz, t1, t2, t3, t4 = block_sums(sz, s1, s2, s3, s4, np.int64(z * _AM_SCALE),
