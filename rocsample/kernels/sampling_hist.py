@@ -227,7 +227,8 @@ NUC_REL = 2.0 ** -18
 #: by a factor 1.5 (test_mass_bound_covers_the_float32_masses checks the form with ex2's
 #: error doubled). The split of log2(e) keeps its float32 rounding (2**-21.3 at d = -29) out.
 #: Until a GPU has run it (the thirty-eighth session had no device), the form is behind
-#: ROCSAMPLE_NUC_EX2=1 (read at import); by default numba-cuda keeps expf as elsewhere.
+#: ROCSAMPLE_NUC_EX2=1 (read at import; not in numba's disk-cache key, so a process setting
+#: it takes a NUMBA_CACHE_DIR of its own); by default numba-cuda keeps expf as elsewhere.
 NUC_EX2 = (os.environ.get("ROCSAMPLE_NUC_EX2") or "0").strip() == "1"
 _L2E_HI = np.float32(1.0 / math.log(2.0))
 _L2E_LO = np.float32(1.0 / math.log(2.0) - float(_L2E_HI))
