@@ -66,8 +66,8 @@ def test_other_compilers_take_no_cap(name):
 
 
 def test_numba_cuda_nucleus_pass_is_capped_and_its_other_forms_are_not(monkeypatch):
-    # The plain nucleus pass at 32 (8 blocks of 256 an SM; its cheaper masses took ptxas to 40
-    # uncapped), its rank and finishing forms uncapped, each form its own family
+    # The plain nucleus pass at 32 (8 blocks of 256 an SM; with int32 indices ptxas took it to
+    # 38-40 uncapped), its rank and finishing forms uncapped, each form its own family
     cuda = pytest.importorskip("numba.cuda")
     if not _numba_cuda(cuda):
         pytest.skip("numba-cuda's compiler: --backend sim puts its simulator in numba.cuda")

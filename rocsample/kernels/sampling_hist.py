@@ -1288,23 +1288,25 @@ def make(cuda, load, h, f):
     _ex2 = _nvvm.approx_ftz(cuda, "ex2") if NUC_EX2 else None
     if _ex2 is not None:
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def amass(fv, kf):
-            # hmass(fv, float64(kf)) / 2**40 approximately, in float32: within NUC_REL of it
-            # relative, plus half a unit (see NUC_REL). The maximum's equals: 1 (also an
-            # infinite scaled maximum, where fv - kf is NaN). numba-cuda: 2**(d * log2(e)) by
-            # ex2.approx.ftz, the product one FFMA of log2(e)'s two float32 halves (sm_90: 4
-            # instructions where expf's range reduction took 10; _AMASS_CUDA_REL).
-            if fv == kf:
-                return _F32_1
-            d = np.float32(fv - kf)
+        def dist_exp(d):
+            # numba-cuda under NUC_EX2: 2**(d * log2(e)) by ex2.approx.ftz, the product one
+            # FFMA of log2(e)'s two float32 halves (sm_90: 4 instructions where expf's range
+            # reduction took 10; _AMASS_CUDA_REL)
             return _ex2(cuda.fma(d, _L2E_HI, np.float32(d * _L2E_LO)))
     else:
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def amass(fv, kf):
-            # as above; the simulator and numba-hip: expf (the device library's on numba-hip)
-            if fv == kf:
-                return _F32_1
-            return np.float32(math.exp(np.float32(fv - kf)))
+        def dist_exp(d):
+            # expf (the device library's on numba-hip)
+            return np.float32(math.exp(d))
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def amass(fv, kf):
+        # hmass(fv, float64(kf)) / 2**40 approximately, in float32: within NUC_REL of it
+        # relative, plus half a unit (see NUC_REL). The maximum's equals: 1 (also an infinite
+        # scaled maximum, where fv - kf is NaN).
+        if fv == kf:
+            return _F32_1
+        return dist_exp(np.float32(fv - kf))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def add_before4(fv, j, e, f1, w1, f2, w2, f3, w3, f4, w4, q1, q2, q3, q4):
