@@ -23,8 +23,9 @@ Arithmetic notes (why the casts):
   (d = 1 - u, exact) where it is not. It is within ``GUMBEL_FAST_ERR`` of the exact noise for
   every 32-bit word x (checked for all 2**23 uniforms on the device:
   tests/kernels/test_sampling_philox.py), and the kernels use it only to decide which tokens
-  could win; every winner's score is recomputed with ``gumbel``. ``gumbel_cap(d)`` is an upper
-  bound of the exact noise from d's exponent alone. Elsewhere than numba-cuda (the simulator,
+  could win; every winner's score is recomputed with ``gumbel``. ``CAP_BASE - gumbel_cap_key(d)
+  * CAP_SLOPE`` is an upper bound of the exact noise from d's bits read as an integer (the
+  bits' log2 chord). Elsewhere than numba-cuda (the simulator,
   numba-hip) the logs of ``gumbel_fast`` are the exact ones.
 """
 
@@ -53,6 +54,10 @@ _F1 = np.float32(1.0)
 _F2 = np.float32(2.0)
 _FSTEP = np.float32(2.0 ** -24)
 _FSTEP23 = np.float32(2.0 ** -23)
+_FSTEP23N = np.float32(-(2.0 ** -23))
+_F2N = np.float32(-2.0)
+_F1M = np.float32(1.0 - 2.0 ** -24)
+_F24M = np.float32(2.0 ** 24 - 1.0)
 #: |gumbel_fast(x) - gumbel(uniform(x))| is at most this for every word x (a bound with room:
 #: the device test asserts half of it over all 2**23 uniforms).
 GUMBEL_FAST_ERR = 2.0 ** -14
@@ -64,8 +69,19 @@ _C2 = np.float32(1.0 / 2.0)
 _C3 = np.float32(1.0 / 3.0)
 _C4 = np.float32(1.0 / 4.0)
 _C5 = np.float32(1.0 / 5.0)
-#: gumbel_cap's 127 * log 2, with room over -log(d) for the float32 roundings of the noise
-_CAP_BASE = np.float32(127.0 * math.log(2.0) + 2.0 ** -10)
+#: The noise's cap: gumbel(u) <= CAP_BASE - gumbel_cap_key(d) * CAP_SLOPE for every uniform u
+#: (d = 1 - u, exact), as reals from these float32 operands. -log(-log u) <= -log(d) (as
+#: -log u >= d), and log2(d) >= bits(d) * 2**-23 - 127 for a positive normal float32 d (log2 of
+#: the mantissa m in [1, 2) lies above its chord m - 1): so -log(d) <= (127 - bits(d) * 2**-23)
+#: * log 2. CAP_BASE's room (2**-10) covers the key's rounding (bits(d) < 2**30 into float32:
+#: 2**5 of 2**30, 2**-18 * log 2 on the cap), the slope's (2**-24 relative, under 2**-17 at
+#: 127 * log 2), the device logs' few ulps in gumbel and gumbel_fast's GUMBEL_FAST_ERR below.
+#: Over the 2**23 uniforms the cap exceeds the exact noise by 0.07 on average where the noise
+#: is above 2 (the noises that lift a token over a bound); from d's exponent alone (the form
+#: before the thirty-ninth session) by 0.42 (tests/kernels/test_sampling_philox.py checks
+#: every uniform).
+CAP_BASE = np.float32(127.0 * math.log(2.0) + 2.0 ** -10)
+CAP_SLOPE = np.float32(math.log(2.0) * 2.0 ** -23)
 
 
 def _mul_wide_u32(cuda):
@@ -122,14 +138,16 @@ def build(cuda):
     types.SimpleNamespace
         ``philox4x32_10(c0, c1, c2, c3, k0, k1, out)`` writes the four words into ``out``
         (a length-4 uint64 array); ``philox_x0(c0, c1, c2, c3, k0, k1)`` returns only x0;
-        ``uniform(x)`` and ``gumbel(u)`` are float32; ``token_word(seed, position, index)`` is
+        ``uniform(x)`` and ``gumbel(u)`` are float32 (``uniform_comp(x)``: 1 - ``uniform(x)``,
+        exactly); ``token_word(seed, position, index)`` is
         the Philox word of token ``index`` (SPEC §2: word ``index mod 4`` of the call at counter
         ``(index div 4, 0, position low, position high)``); ``token_gumbel(seed, position,
         index)`` its Gumbel noise; ``quad_gumbel(seed, position, c)`` the noises of the four
         tokens ``4c .. 4c + 3`` from one Philox call (a 4-tuple of float32);
         ``gumbel_fast(x)`` the cheap approximation of ``gumbel(uniform(x))`` (module notes),
-        ``gumbel_fast_ud(u, d)`` the same from the uniform u and d = 1 - u; ``gumbel_cap(d)``
-        an upper bound of the noise from d = 1 - u by integer operations alone, and
+        ``gumbel_fast_ud(u, d)`` the same from the uniform u and d = 1 - u;
+        ``gumbel_cap_key(d)`` the float32 of d's bits, so that ``CAP_BASE - key * CAP_SLOPE``
+        bounds the noise from above (module constants), and
         ``quad_words(seed, position, c)`` the four raw words of quad c.
     """
     from types import SimpleNamespace
@@ -196,6 +214,17 @@ def build(cuda):
         return (k * _F2 + _F1) * _FSTEP
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def uniform_comp(x0):
+        # 1 - uniform(x0), exactly (the same bits as _F1 - uniform(x0)): (2**24 - 1 - 2k) *
+        # 2**-24, every step exact; on numba-cuda one FFMA, k * -2**-23 + (1 - 2**-24). The
+        # fast pass tests every token's cap from it and takes u = 1 - d (exact) only for the
+        # tokens that pass (one instruction fewer a token than u, then d).
+        k = np.float32(np.uint32(np.uint64(x0) >> _S9))
+        if one_fma:
+            return k * _FSTEP23N + _F1M
+        return (k * _F2N + _F24M) * _FSTEP
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel(u):
         a = np.float32(math.log(u))
         return -np.float32(math.log(-a))
@@ -252,16 +281,16 @@ def build(cuda):
         return gumbel_fast_ud(u, _F1 - u)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
-    def gumbel_cap(d):
-        # An upper bound of gumbel(u) (and of gumbel_fast) from d = 1 - u alone, by integer
-        # operations: -log(-log u) <= -log(d) (as -log u >= d) < (127 - d's biased exponent) *
-        # log 2, plus room for the float32 roundings of both.
+    def gumbel_cap_key(d):
+        # d's bits (d = 1 - u > 0) as a float32: CAP_BASE - key * CAP_SLOPE >= gumbel(u) and
+        # gumbel_fast (CAP_BASE's notes). The caller folds the product into its own test
+        # (sampling_fast's fold_fast: s - key * CAP_SLOPE against a bound less CAP_BASE).
         t = cuda.local.array(1, np.float32)
         t[0] = d
-        e = np.float32(np.uint32(t.view(np.uint32)[0]) >> np.uint32(23))
-        return _CAP_BASE - e * _LN2
+        return np.float32(np.uint32(t.view(np.uint32)[0]))
 
     return SimpleNamespace(philox4x32_10=philox4x32_10, philox_x0=philox_x0, uniform=uniform,
                            gumbel=gumbel, token_word=token_word, token_gumbel=token_gumbel,
                            quad_gumbel=quad_gumbel, gumbel_fast=gumbel_fast, quad_words=_quad_words,
-                           gumbel_fast_ud=gumbel_fast_ud, gumbel_cap=gumbel_cap)
+                           uniform_comp=uniform_comp,
+                           gumbel_fast_ud=gumbel_fast_ud, gumbel_cap_key=gumbel_cap_key)

@@ -162,8 +162,8 @@ def build(cuda):
     def make(load, widen):
         hs = SimpleNamespace(is_finite=is_finite, order_key=order_key, token_gumbel=token_gumbel,
                              quad_gumbel=ph.quad_gumbel, quad_words=ph.quad_words,
-                             uniform=ph.uniform, gumbel_fast_ud=ph.gumbel_fast_ud,
-                             gumbel_cap=ph.gumbel_cap, merge_max=merge_max, bits_f32=bits_f32,
+                             uniform_comp=ph.uniform_comp, gumbel_fast_ud=ph.gumbel_fast_ud,
+                             gumbel_cap_key=ph.gumbel_cap_key, merge_max=merge_max, bits_f32=bits_f32,
                              lse_add32=lse_add32, lse_merge32=lse_merge32,
                              lse_merge64=lse_merge64, atomic_add=atomic_add,
                              atomic_max=atomic_max, need_lane=gc.need_lane,

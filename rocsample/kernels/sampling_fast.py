@@ -113,7 +113,7 @@ MAX_BLOCK = 512
 #: fast loop.
 PARTIALS_MAX_REGISTERS = (None, None, 64)
 #: Temperature-only rows draw by bounds first (phase 1's fast variant): a token whose noise's
-#: cap (``rocsample.kernels.philox.gumbel_cap``) cannot lift its score to the block's lower
+#: cap (``rocsample.kernels.philox.CAP_BASE``'s notes) cannot lift its score to the block's lower
 #: bound of its best exact score is skipped; the others' approximate scores
 #: (``gumbel_fast``) keep each thread's three best, of which the two best are recomputed exactly,
 #: unless the third is within the bound of the first (the TOP2 forms: of the second; then the
@@ -140,6 +140,9 @@ DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: room to spare.
 _EPS_ABS = np.float32(_ph.GUMBEL_FAST_ERR)
 _EPS_REL = np.float32(2.0 ** -20)
+#: The noise's cap, CAP_BASE - key * CAP_SLOPE (rocsample.kernels.philox)
+_CAP_BASE = _ph.CAP_BASE
+_CAP_SLOPE = _ph.CAP_SLOPE
 #: publish_bound's int32 order key of -inf (bits 0xff800000 with the low 31 bits flipped)
 _LB_NONE = np.int32(-2139095041)
 #: Candidates ranked by counting (above: a bitonic sort).
@@ -261,7 +264,7 @@ def make(cuda, load, h):
     load : device function ``load(x, row, i) -> float32``
     h : namespace
         Shared device helpers: ``is_finite``, ``order_key``, ``token_gumbel``, ``quad_gumbel``,
-        ``quad_words``, ``uniform``, ``gumbel_fast_ud``, ``gumbel_cap``, ``merge_max``,
+        ``quad_words``, ``uniform_comp``, ``gumbel_fast_ud``, ``gumbel_cap_key``, ``merge_max``,
         ``bits_f32``, ``lse_add32``, ``lse_merge32``, ``lse_merge64``, ``atomic_max``,
         ``atomic_add`` (rocsample.kernels.atomics), ``raw4`` and ``head4``
         (rocsample.kernels.vload) and ``widen`` (a raw logit of ``load``'s array to float32).
@@ -278,9 +281,9 @@ def make(cuda, load, h):
     token_gumbel = h.token_gumbel
     quad_gumbel = h.quad_gumbel
     quad_words = h.quad_words
-    uniform = h.uniform
+    uniform_comp = h.uniform_comp
     gumbel_fast_ud = h.gumbel_fast_ud
-    gumbel_cap = h.gumbel_cap
+    gumbel_cap_key = h.gumbel_cap_key
     atomic_max = h.atomic_max
     need_lane = h.need_lane
     merge_max = h.merge_max
@@ -895,29 +898,32 @@ def make(cuda, load, h):
         quad_first = drawing_folds(True)[1]
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_fast(v, x, j, inv_t, lb, bv, bi, a1, i1, a2, i2, a3, lm, ls):
+        def fold_fast(v, x, j, inv_t, lbc, bv, bi, a1, i1, a2, i2, a3, lm, ls):
             # One token of a drawing row on the fast pass (x: its Philox word): the maximum (and
-            # the LP pair) as in fold_draw; then, unless even the noise's cap (gumbel_cap) leaves
-            # its score below lb (a lower bound of the block's best exact score, so the token
-            # cannot win), its approximate score float32(v * inv_t) + gumbel_fast into the
+            # the LP pair) as in fold_draw; then, unless even the noise's cap leaves its score
+            # below lb (a lower bound of the block's best exact score, so the token cannot win;
+            # lbc = float32(lb - CAP_BASE): the test float32(s - key * CAP_SLOPE) < lbc implies
+            # s + CAP_BASE - key * CAP_SLOPE < lb as reals, as rounding keeps order, so the
+            # token's exact score float32(s + gumbel) <= lb, below the two tokens lb bounds
+            # from below with room; one FFMA and a compare a token, the slope its immediate),
+            # its approximate score float32(v * inv_t) + gumbel_fast into the
             # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens). j, bi, i1, i2 are int32
             # (the row's index fits: n < 2**31): with int64 ones every token paid a 64-bit index
             # add and two selects more (sm_90: 571 -> 552 SASS instructions a round of 8 tokens,
             # rocsample/kernels/philox.py's notes have the rest). A score that is
             # not finite (an overflowed scaled logit) sets a3 to NaN: nothing is kept after it
             # and the block draws the thread's quads again exactly (fast_settled, redraw).
-            # (the noise's uniform and cap for every token, finite or not: computed inside the
+            # (d = 1 - u and the cap's key for every token, finite or not: computed inside the
             # test, the Philox call that makes them was duplicated into each token's branch)
-            u = uniform(x)
-            d = _F32_1 - u
-            cap = gumbel_cap(d)
+            d = uniform_comp(x)
+            key = gumbel_cap_key(d)
             if v > _F32_NINF and v < _F32_INF:
                 if v > bv:
                     bv = v
                     bi = j
                 s = np.float32(v * inv_t)
-                if not s + cap < lb:
-                    a = s + gumbel_fast_ud(u, d)
+                if not s - key * _CAP_SLOPE < lbc:
+                    a = s + gumbel_fast_ud(_F32_1 - d, d)
                     if a > a3:
                         if not a < _F32_INF:
                             a3 = _F32_NAN
@@ -1125,6 +1131,7 @@ def make(cuda, load, h):
                     i1 = np.int32(n)
                     i2 = np.int32(n)
                     lb = _F32_NINF
+                    lbc = _F32_NINF   # lb - CAP_BASE (fold_fast's cap test)
                     # (the maximum's index as int32 through the fast loops: fold_fast)
                     bj = np.int32(bi)
                     while c + last < qb:
@@ -1137,20 +1144,21 @@ def make(cuda, load, h):
                             jj = np.int32(cu << np.int64(2))
                             x0, x1, x2, x3 = quad_words(sd, ps, cu)
                             bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u], x0, jj, inv_t, lb, bv, bj, a1, i1, a2, i2, a3, lm,
+                                vals[4 * u], x0, jj, inv_t, lbc, bv, bj, a1, i1, a2, i2, a3, lm,
                                 ls)
                             bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 1], x1, np.int32(jj + 1), inv_t, lb, bv, bj, a1, i1,
+                                vals[4 * u + 1], x1, np.int32(jj + 1), inv_t, lbc, bv, bj, a1, i1,
                                 a2, i2, a3, lm, ls)
                             bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 2], x2, np.int32(jj + 2), inv_t, lb, bv, bj, a1, i1,
+                                vals[4 * u + 2], x2, np.int32(jj + 2), inv_t, lbc, bv, bj, a1, i1,
                                 a2, i2, a3, lm, ls)
                             bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 3], x3, np.int32(jj + 3), inv_t, lb, bv, bj, a1, i1,
+                                vals[4 * u + 3], x3, np.int32(jj + 3), inv_t, lbc, bv, bj, a1, i1,
                                 a2, i2, a3, lm, ls)
                         c += span
                         # (TOP2: a bound of the block's second best, from the thread's second)
                         lb = publish_bound(sm_lb, a2 if TOP2 else a1, lb)
+                        lbc = lb - _CAP_BASE
                     while c < qb:
                         j = c << np.int64(2)
                         jj = np.int32(j)
@@ -1158,7 +1166,7 @@ def make(cuda, load, h):
                         for u in range(4):
                             bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
                                 load(xr, 0, j + np.int64(u)), pick4(x0, x1, x2, x3, u),
-                                np.int32(jj + u), inv_t, lb, bv, bj, a1, i1, a2, i2, a3, lm, ls)
+                                np.int32(jj + u), inv_t, lbc, bv, bj, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
                     bi = np.int64(bj)
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's

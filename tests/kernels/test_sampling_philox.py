@@ -39,15 +39,27 @@ def build(cuda):
     gumbel = ph.gumbel
     gumbel_fast = ph.gumbel_fast
     uniform = ph.uniform
+    cap_key = ph.gumbel_cap_key
+
+    uniform_comp = ph.uniform_comp
 
     @cuda.jit
-    def _gumbel_fast_probe_kernel(ms, err):
+    def _gumbel_fast_probe_kernel(ms, err, room):
         # err[t] = |gumbel_fast(x) - gumbel(uniform(x))| for the word x = ms[t] << 9 (the 23
-        # bits a uniform keeps)
+        # bits a uniform keeps); room[t] = the noise's cap less the larger of the two noises
+        # (NaN where uniform_comp(x) is not 1 - uniform(x) exactly)
         t = cuda.grid(1)
         if t < ms.shape[0]:
             x = np.uint64(ms[t]) << np.uint64(9)
-            err[t] = abs(gumbel_fast(x) - gumbel(uniform(x)))
+            u = uniform(x)
+            g = gumbel(u)
+            f = gumbel_fast(x)
+            err[t] = abs(f - g)
+            d = uniform_comp(x)
+            cap = KP.CAP_BASE - cap_key(d) * KP.CAP_SLOPE
+            room[t] = cap - max(f, g)
+            if d != np.float32(1.0) - u or np.float32(1.0) - d != u:
+                room[t] = np.float32(np.nan)
 
     from types import SimpleNamespace
 
@@ -109,8 +121,63 @@ def test_fast_gumbel_is_within_its_bound_for_every_uniform(backend):
     st = backend.stream(None)
     dm = backend.as_array(ms, "ms", st)
     err = backend.empty((ms.size,), np.float32, st)
-    backend.launch(kern, -(-ms.size // 256), 256, st, dm, err)
+    room = backend.empty((ms.size,), np.float32, st)
+    backend.launch(kern, -(-ms.size // 256), 256, st, dm, err, room)
     e = np.asarray(backend.to_host(err, st))
     worst = int(np.argmax(e))
     assert float(e[worst]) <= KP.GUMBEL_FAST_ERR / 2, (
         f"|gumbel_fast - gumbel| = {float(e[worst]):.3g} at uniform bits {int(ms[worst])}")
+    # the fast pass skips a token whose cap leaves it below a bound: the cap must lie above
+    # both noises the device computes, here too with half its room to spare
+    r = np.asarray(backend.to_host(room, st))
+    assert not np.isnan(r).any(), "uniform_comp(x) is not 1 - uniform(x)"
+    least = int(np.argmin(r))
+    assert float(r[least]) >= 2.0 ** -11, (
+        f"cap - noise = {float(r[least]):.3g} at uniform bits {int(ms[least])}")
+
+
+def _cap_and_noise():
+    # every uniform's exact noise (float64) and its cap as reals from the float32 operands, with
+    # the product key * CAP_SLOPE exact (an FFMA) and rounded to float32 (the simulator's, and
+    # any compiler's that does not contract it)
+    k = np.arange(2**23, dtype=np.float64)
+    u = (k * 2.0**-23 + 2.0**-24).astype(np.float32)
+    d = np.float32(1.0) - u
+    noise = -np.log(-np.log(u.astype(np.float64)))
+    key = d.view(np.uint32).astype(np.float32)
+    base = np.float64(KP.CAP_BASE)
+    fused = base - key.astype(np.float64) * np.float64(KP.CAP_SLOPE)
+    rounded = base - (key * KP.CAP_SLOPE).astype(np.float64)
+    return noise, fused, rounded
+
+
+def test_the_noise_cap_lies_above_every_uniforms_noise():
+    # (host arithmetic: the cap's bound for all 2**23 uniforms; room over the exact noise for the
+    # device logs' few ulps and gumbel_fast's GUMBEL_FAST_ERR)
+    noise, fused, rounded = _cap_and_noise()
+    for cap in (fused, rounded):
+        least = int(np.argmin(cap - noise))
+        assert cap[least] - noise[least] >= 2.0 ** -11 + KP.GUMBEL_FAST_ERR, least
+
+
+def test_the_noise_cap_is_tight_where_noises_lift_tokens():
+    # the fast pass sends a token to its branch when its score and cap reach the bound: the
+    # looser the cap over the large noises, the more tokens (and warps) take it. From d's bits
+    # the cap is 0.07 above the noise on average where the noise exceeds 2; from d's exponent
+    # alone (before the thirty-ninth session) it was 0.42.
+    noise, fused, _ = _cap_and_noise()
+    big = noise > 2.0
+    assert float(np.mean(fused[big] - noise[big])) < 0.1
+
+
+def test_uniform_comp_is_one_less_the_uniform_for_every_word():
+    # (host arithmetic of both of uniform_comp's forms, every step exact: the FFMA of numba-cuda
+    # and the float32 steps elsewhere, against 1 - uniform for all 2**23 uniforms)
+    k = np.arange(2**23, dtype=np.float32)
+    u = k * np.float32(2.0**-23) + np.float32(2.0**-24)
+    want = np.float32(1.0) - u
+    fma = k.astype(np.float64) * -(2.0**-23) + (1.0 - 2.0**-24)
+    np.testing.assert_array_equal(fma, want.astype(np.float64))
+    steps = (k * np.float32(-2.0) + np.float32(2.0**24 - 1.0)) * np.float32(2.0**-24)
+    np.testing.assert_array_equal(steps, want)
+    np.testing.assert_array_equal(np.float32(1.0) - want, u)
