@@ -946,11 +946,13 @@ def make(cuda, load, h):
             return bv, bi, a1, i1, a2, i2, a3, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def publish_bound(sm_lb, a1, lb):
+        def publish_bound(sm_lb, a1, lb, less):
             # The block's lower bound of its best exact score, raised by this thread's best
             # approximate score less twice its error (exact(i1) >= a1 - eps, with room for the
             # roundings of the tests against it), through an int32 order key in shared memory
-            # (a stale read is still a lower bound); returns the bound this thread now knows.
+            # (a stale read is still a lower bound); returns the bound this thread now knows,
+            # less `less` (CAP_BASE: the fast loop's cap test takes lb - CAP_BASE, and only the
+            # TOP4 forms need lb itself after the loop), or lb as given where a1 is none.
             if not a1 > _F32_NINF:
                 return lb
             lo = a1 - np.float32(2.0) * (_EPS_ABS + abs(a1) * _EPS_REL)
@@ -961,7 +963,7 @@ def make(cuda, load, h):
             kk = np.int64(max(np.int32(atomic_max(sm_lb, 0, k)), k))
             w = cuda.local.array(1, np.int32)
             w[0] = np.int32(kk ^ ((kk >> np.int64(31)) & np.int64(0x7FFFFFFF)))
-            return w.view(np.float32)[0]
+            return w.view(np.float32)[0] - less
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fast_settled(a1, a3):
@@ -1157,8 +1159,13 @@ def make(cuda, load, h):
                                 a2, i2, a3, lm, ls)
                         c += span
                         # (TOP2: a bound of the block's second best, from the thread's second)
-                        lb = publish_bound(sm_lb, a2 if TOP2 else a1, lb)
-                        lbc = lb - _CAP_BASE
+                        if TOP4:
+                            lb = publish_bound(sm_lb, a2 if TOP2 else a1, lb, _F32_0)
+                            lbc = lb - _CAP_BASE
+                        else:
+                            # (lb itself not live across the loop: the logprob variants
+                            # spilled 12 bytes with it, 3 local accesses a round more)
+                            lbc = publish_bound(sm_lb, a2 if TOP2 else a1, lbc, _CAP_BASE)
                     while c < qb:
                         j = c << np.int64(2)
                         jj = np.int32(j)
