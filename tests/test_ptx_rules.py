@@ -11,10 +11,7 @@ import ptx_check  # noqa: E402  (tools/)
 _OK_DRAW = "mul.wide.u32 %rd1, %r1, %r2;\nlg2.approx.ftz.f32 %f1, %f2;\n"
 
 
-def test_each_rule_fails_its_own_breakage(monkeypatch):
-    from rocsample.kernels import sampling_hist
-
-    monkeypatch.setattr(sampling_hist, "NUC_EX2", True)
+def test_each_rule_fails_its_own_breakage():
     r = ptx_check.ptx_rules
     assert r("float.fast.partials(True,False,True)", _OK_DRAW) is None
     assert "mul.wide" in r("float.fast.partials(True,False,True)", "mul.lo.s64 %rd1;\n")
@@ -29,12 +26,3 @@ def test_each_rule_fails_its_own_breakage(monkeypatch):
     assert "expf" in r("float.hist._sample_nucleus_finish_kernel", bad)
     assert r("float.hist._sample_hist_kernel", bad) is None   # (not a nucleus pass)
 
-
-def test_expf_rule_waits_for_the_ex2_form(monkeypatch):
-    # the masses by ex2.approx only under ROCSAMPLE_NUC_EX2=1 (no GPU has run them yet): by
-    # default the nucleus passes keep expf, and the rule leaves them be
-    from rocsample.kernels import sampling_hist
-
-    monkeypatch.setattr(sampling_hist, "NUC_EX2", False)
-    bad = "fma.rm.f32 %f3, %f1, %f2, 0f4B400001;\nex2.approx.ftz.f32 %f4, %f3;\n"
-    assert ptx_check.ptx_rules("float.hist._sample_nucleus_kernel", bad) is None

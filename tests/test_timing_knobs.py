@@ -103,14 +103,3 @@ def test_the_setting_overrides_the_default_on_numba_cuda(monkeypatch):
     monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", "8")
     cuda = _compiler("numba.cuda.decorators")
     assert [sampling_hist._nuc_unroll(f, cuda) for f in sampling_hist._NUC_FORMS] == [8] * 5
-
-
-@pytest.mark.parametrize("value,want", [("", "False"), ("0", "False"), ("1", "True"),
-                                        (" 1 ", "True"), ("yes", "False")])
-def test_the_ex2_masses_wait_for_their_setting(value, want):
-    # numba-cuda's nucleus-pass masses by ex2.approx only under ROCSAMPLE_NUC_EX2=1 until a GPU
-    # has run them (docs/PERF_NOTES.md, "Thirty-eighth session")
-    r = _import_with(value, "ROCSAMPLE_NUC_EX2",
-                     "import rocsample.kernels.sampling_hist as h; print(h.NUC_EX2)")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == want

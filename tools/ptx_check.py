@@ -45,17 +45,9 @@ def ptx_rules(kernel: str, ptx: str) -> str | None:
         return "lg2.approx.f32 without .ftz (a denormal guard on every approximate log)"
     if any(s in kernel for s in WIDE_MUL) and "mul.wide.u32" not in ptx:
         return "no mul.wide.u32 in a drawing kernel (Philox words multiplied as 64-bit values)"
-    if any(s in kernel for s in NO_EXPF) and "fma.rm.f32" in ptx and _nuc_ex2():
+    if any(s in kernel for s in NO_EXPF) and "fma.rm.f32" in ptx:
         return "expf's range reduction (fma.rm.f32) in a nucleus pass (amass not by ex2.approx)"
     return None
-
-
-def _nuc_ex2() -> bool:
-    """Whether the nucleus passes' masses are built by ex2.approx (ROCSAMPLE_NUC_EX2=1, until
-    a GPU has run the form: rocsample/kernels/sampling_hist.py)."""
-    from rocsample.kernels import sampling_hist
-
-    return sampling_hist.NUC_EX2
 
 
 def _types():

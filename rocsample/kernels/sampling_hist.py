@@ -226,10 +226,9 @@ NUC_REL = 2.0 ** -18
 #: 2**-22: CUDA's exp2f is this instruction) put it within 2**-18.6 of exp(d): under NUC_REL
 #: by a factor 1.5 (test_mass_bound_covers_the_float32_masses checks the form with ex2's
 #: error doubled). The split of log2(e) keeps its float32 rounding (2**-21.3 at d = -29) out.
-#: Until a GPU has run it (the thirty-eighth session had no device), the form is behind
-#: ROCSAMPLE_NUC_EX2=1 (read at import; not in numba's disk-cache key, so a process setting
-#: it takes a NUMBA_CACHE_DIR of its own); by default numba-cuda keeps expf as elsewhere.
-NUC_EX2 = (os.environ.get("ROCSAMPLE_NUC_EX2") or "0").strip() == "1"
+#: The simulator and numba-hip keep expf. (First run on a GPU in the thirty-ninth session, an
+#: H100: the device gate passed, top_p alone 0.8-7.4% faster than with expf at every timed
+#: shape, top_k 1000 level; docs/PERF_NOTES.md.)
 _L2E_HI = np.float32(1.0 / math.log(2.0))
 _L2E_LO = np.float32(1.0 / math.log(2.0) - float(_L2E_HI))
 _AMASS_CUDA_REL = 2.0 ** -18.6
@@ -1285,11 +1284,11 @@ def make(cuda, load, h, f):
             base += np.int64(bs) * R
 
     # --- the nucleus pass ----------------------------------------------------------------------
-    _ex2 = _nvvm.approx_ftz(cuda, "ex2") if NUC_EX2 else None
+    _ex2 = _nvvm.approx_ftz(cuda, "ex2")
     if _ex2 is not None:
         @cuda.jit(device=True, cache=JIT_CACHE)
         def dist_exp(d):
-            # numba-cuda under NUC_EX2: 2**(d * log2(e)) by ex2.approx.ftz, the product one
+            # numba-cuda: 2**(d * log2(e)) by ex2.approx.ftz, the product one
             # FFMA of log2(e)'s two float32 halves (sm_90: 4 instructions where expf's range
             # reduction took 10; _AMASS_CUDA_REL)
             return _ex2(cuda.fma(d, _L2E_HI, np.float32(d * _L2E_LO)))

@@ -5,7 +5,7 @@
 # ncu's issue and stall counters (tools/gpu/kdetail.sh) of phase 1's drawing kernel for
 # temperature and of top_p alone's kernels at 256 x 151936 (KDSH), where phase 1's draw measured
 # 99-110 us against about 40 us of issue read from its SASS (docs/PERF_NOTES.md, thirty-eighth
-# session). ROCSAMPLE_NUC_EX2 passes through from the caller.
+# session).
 # Output: $OUT/bench.json, bench.md, kd-temp.txt, kd-topp.txt
 set -u
 T00=$SECONDS
