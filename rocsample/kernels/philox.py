@@ -200,29 +200,30 @@ def build(cuda):
 
     one_fma = _numba_cuda(cuda)
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def uniform(x0):
-        # 23 high bits k -> odd multiples (2k + 1) * 2**-24: exactly representable, strictly
-        # in (0, 1). (Converted from 32 bits: the 64-bit integer-to-float conversion is the
-        # slower one.) Every step of either form is exact, so both give the same bits: on
-        # numba-cuda k * 2**-23 + 2**-24, one FFMA (the drawing variants' fast pass one
-        # instruction a token shorter on sm_90, no 1.0 held for it); elsewhere (k * 2 + 1) *
-        # 2**-24, which numba-hip's gfx1151 / gfx942 code holds in 3-4 fewer VGPRs.
-        k = np.float32(np.uint32(np.uint64(x0) >> _S9))
-        if one_fma:
-            return k * _FSTEP23 + _FSTEP
-        return (k * _F2 + _F1) * _FSTEP
+    def _of_k(m23, c23, m2, c2):
+        # k = the word's 23 high bits -> k * m23 + c23 by one FFMA on numba-cuda, (k * m2 + c2) *
+        # 2**-24 elsewhere (both exact at every step for the two forms below)
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def of_k(x0):
+            k = np.float32(np.uint32(np.uint64(x0) >> _S9))
+            if one_fma:
+                return k * m23 + c23
+            return (k * m2 + c2) * _FSTEP
 
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def uniform_comp(x0):
-        # 1 - uniform(x0), exactly (the same bits as _F1 - uniform(x0)): (2**24 - 1 - 2k) *
-        # 2**-24, every step exact; on numba-cuda one FFMA, k * -2**-23 + (1 - 2**-24). The
-        # fast pass tests every token's cap from it and takes u = 1 - d (exact) only for the
-        # tokens that pass (one instruction fewer a token than u, then d).
-        k = np.float32(np.uint32(np.uint64(x0) >> _S9))
-        if one_fma:
-            return k * _FSTEP23N + _F1M
-        return (k * _F2N + _F24M) * _FSTEP
+        return of_k
+
+    # uniform(x): 23 high bits k -> odd multiples (2k + 1) * 2**-24: exactly representable,
+    # strictly in (0, 1). (Converted from 32 bits: the 64-bit integer-to-float conversion is the
+    # slower one.) Every step of either form is exact, so both give the same bits: on numba-cuda
+    # k * 2**-23 + 2**-24, one FFMA (the drawing variants' fast pass one instruction a token
+    # shorter on sm_90, no 1.0 held for it); elsewhere (k * 2 + 1) * 2**-24, which numba-hip's
+    # gfx1151 / gfx942 code holds in 3-4 fewer VGPRs.
+    uniform = _of_k(_FSTEP23, _FSTEP, _F2, _F1)
+    # uniform_comp(x): 1 - uniform(x), exactly (the same bits as _F1 - uniform(x)): (2**24 - 1 -
+    # 2k) * 2**-24; on numba-cuda k * -2**-23 + (1 - 2**-24). The fast pass tests every token's
+    # cap from it and takes u = 1 - d (exact) only for the tokens that pass (one instruction
+    # fewer a token than u, then d).
+    uniform_comp = _of_k(_FSTEP23N, _F1M, _F2N, _F24M)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
     def gumbel(u):
