@@ -25,4 +25,3 @@ def test_each_rule_fails_its_own_breakage():
     assert "expf" in r("float.hist._sample_nucleus_kernel", bad)
     assert "expf" in r("float.hist._sample_nucleus_finish_kernel", bad)
     assert r("float.hist._sample_hist_kernel", bad) is None   # (not a nucleus pass)
-

@@ -145,7 +145,7 @@ MINP_MAX_REGISTERS = 32
 NUC_FINISH_MAX_REGISTERS = None
 #: The plain nucleus pass: 32, 8 blocks of 256 threads an SM. Its stream needs 30-32 registers;
 #: with int32 indices ptxas gave it 38-40 uncapped (6 blocks an SM, a second wave at 256 x
-#: 151936), and under the cap it spills nothing (sm_90, either form of amass).
+#: 151936), and under the cap it spills nothing (sm_90).
 #: The rank forms and the finishing forms take none (the same as the finishing form's above).
 NUC_MAX_REGISTERS = 32
 #: Loads in flight per thread in the streaming passes (the nucleus pass and the MINP kernel's

@@ -8,6 +8,8 @@ low, position high)``, key ``(seed low, seed high)``. ``token_word`` must give t
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -40,7 +42,6 @@ def build(cuda):
     gumbel_fast = ph.gumbel_fast
     uniform = ph.uniform
     cap_key = ph.gumbel_cap_key
-
     uniform_comp = ph.uniform_comp
 
     @cuda.jit
@@ -136,6 +137,7 @@ def test_fast_gumbel_is_within_its_bound_for_every_uniform(backend):
         f"cap - noise = {float(r[least]):.3g} at uniform bits {int(ms[least])}")
 
 
+@functools.cache   # (the two host tests below share it: about 2 s of float64 logs)
 def _cap_and_noise():
     # every uniform's exact noise (float64) and its cap as reals from the float32 operands, with
     # the product key * CAP_SLOPE exact (an FFMA) and rounded to float32 (the simulator's, and
