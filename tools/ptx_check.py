@@ -13,7 +13,9 @@ quantize (``*quant*``) contain no fused multiply-add (ggml's reference rounds ea
 two instruction choices of the sampling kernels' hot loops (rocsample/kernels/philox.py): no
 kernel holds a non-flush-to-zero ``lg2.approx.f32`` (ptxas guards each with a denormal test and
 two fix-ups), and the drawing variants of phase 1 (``partials(True...``) multiply Philox words
-by ``mul.wide.u32`` (a 64-bit ``mul.lo`` of masked words left an add of zero a multiply).
+by ``mul.wide.u32`` (a 64-bit ``mul.lo`` of masked words left an add of zero a multiply) and
+take a uniform's 23 bits by philox's ``shr.u32`` (``_k23_f32``: from the 64-bit word, two
+instructions a token) with no 64-bit integer to float conversion (``I2F.U64``, the slow one).
 
 Exit status 1 lists what failed; an empty or missing record is an error too (nothing was checked).
 Usage: python tools/ptx_check.py SIGS.json [--jobs N]
@@ -45,6 +47,10 @@ def ptx_rules(kernel: str, ptx: str) -> str | None:
         return "lg2.approx.f32 without .ftz (a denormal guard on every approximate log)"
     if any(s in kernel for s in WIDE_MUL) and "mul.wide.u32" not in ptx:
         return "no mul.wide.u32 in a drawing kernel (Philox words multiplied as 64-bit values)"
+    if any(s in kernel for s in WIDE_MUL) and "shr.u32 t, " not in ptx:
+        return "no shr.u32 of a word's 23 bits in a drawing kernel (philox's _k23_f32)"
+    if any(s in kernel for s in WIDE_MUL) and "cvt.rn.f32.u64" in ptx:
+        return "a 64-bit integer to float32 conversion in a drawing kernel"
     if any(s in kernel for s in NO_EXPF) and "fma.rm.f32" in ptx:
         return "expf's range reduction (fma.rm.f32) in a nucleus pass (amass not by ex2.approx)"
     return None

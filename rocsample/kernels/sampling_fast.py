@@ -915,9 +915,12 @@ def make(cuda, load, h):
             # and the block draws the thread's quads again exactly (fast_settled, redraw).
             # (d = 1 - u and the cap's key for every token, finite or not: computed inside the
             # test, the Philox call that makes them was duplicated into each token's branch)
+            # (is_finite: one compare with |v|, sm_90 one instruction a token fewer; the exact
+            # folds above keep their two compares: with is_finite there, ptxas lengthened the
+            # temperature variant's fast loop by 9 a round)
             d = uniform_comp(x)
             key = gumbel_cap_key(d)
-            if v > _F32_NINF and v < _F32_INF:
+            if is_finite(v):
                 if v > bv:
                     bv = v
                     bi = j
