@@ -1,13 +1,21 @@
-"""How many tokens, and warp-steps, take phase 1's fast-pass branch under each form of the cap.
+"""How many tokens, and warp-steps, take phase 1's fast-pass branch, by the cap's form and by the
+bound's.
 
 A host model of one block's rounds (no GPU, no Philox: uniform noises from NumPy's generator):
 256 threads, rounds of 8 tokens a thread (two quads), the block's bound published after each
-round as the largest second-best exact score less 2**-13 (the TOP2 bound, all threads at
-once), the bench's N(0, 3**2) logits at the given temperature. Prints, for the cap from d's
-exponent (before the thirty-ninth session) and from d's bits (rocsample.kernels.philox's
-CAP_BASE / CAP_SLOPE), the share of tokens whose score and cap reach the bound and the share
-of warp-steps (32 threads at one token slot) in which some lane does (the whole warp then runs
-the branch). docs/PERF_NOTES.md, "Thirty-ninth session".
+round (all threads at once) as the largest best exact score (the temperature form) or second best
+(TOP2 / TOP4 forms) less 2**-13, the bench's N(0, 3**2) logits at the given temperature. A token
+takes the branch when its score and the noise's cap reach the bound; a warp-step (32 threads at
+one token slot) does when some lane does (the whole warp then runs the branch).
+
+Printed:
+* the cap from d's exponent (before the thirty-ninth session) against d's bits
+  (rocsample.kernels.philox's CAP_BASE / CAP_SLOPE), under the TOP2 bound;
+* for both bounds, the kernel's today (the first round has none: every token takes the branch)
+  against a **seeded first round**: before it, each thread takes a lower bound of its 8 tokens'
+  exact scores (``seed_low``: no logarithm, from d's bits as the cap is) and the block the
+  largest of the threads' best (temperature form) or second best (TOP2) of them, one barrier.
+  Not in the kernels yet: docs/PERF_NOTES.md, "Fortieth session".
 
 Usage: python tools/cap_pass_model.py [VOCAB [SPLITS [TEMPERATURE [BLOCKS]]]]
 """
@@ -31,22 +39,61 @@ def caps(u):
     return {"exponent": old, "bits": new}
 
 
+def seed_low(u):
+    """A lower bound of the noise -log(-log u), from d = 1 - u's bits, for d <= 1/2 (-inf above:
+    those noises are below 0.37 and never bound a row).
+
+    -log u <= d / (1 - d) (the series of -log(1 - d), each term d**k / k <= d**k), so the noise
+    is at least -log d + log u, and log u >= -d / u >= -2d for u >= 1/2. log2 of d's mantissa m
+    lies below its tangent at 1, (m - 1) / log 2, so -log d >= (127 - bits(d) * 2**-23) log 2 -
+    (m - 1)(1 - log 2): the cap less (m - 1)(1 - log 2) < 0.307 and its 2**-10 of room. Another
+    2**-9 is kept for float32 roundings of small scores (a kernel would scale it with |s|, as
+    publish_bound does).
+    """
+    d = (np.float32(1.0) - u).astype(np.float32)
+    cap = caps(u)["bits"]
+    low = cap - 2.0**-10 - (1.0 - math.log(2.0)) - 2.0 * d.astype(np.float64) - 2.0**-9
+    return np.where(d <= np.float32(0.5), low, -np.inf)
+
+
+def check_seed_low():
+    """seed_low against the exact noise of every one of the 2**23 uniforms: the least room."""
+    k = np.arange(2**23, dtype=np.float64)
+    u = (k * 2.0**-23 + 2.0**-24).astype(np.float32)
+    g = -np.log(-np.log(u.astype(np.float64)))
+    low = seed_low(u)
+    room = (g - low)[np.isfinite(low)]
+    assert room.min() > 0, "seed_low above a noise"
+    return float(room.min())
+
+
 def main(vocab=151936, splits=8, temperature=0.8, blocks=8, bs=256):
+    print(f"seed_low lies at least {check_seed_low():.3f} below every uniform's noise (d <= 1/2)")
     rng = np.random.default_rng(1)
     chunk = vocab // splits
     rounds = chunk // (bs * 8)
     # token order: round, thread, slot (two quads of four a thread a round, quads bs apart)
     idx = np.arange(rounds * bs * 8).reshape(rounds, 2, bs, 4).transpose(0, 2, 1, 3)
     idx = idx.reshape(rounds, bs, 8)
-    tally = {}
+    cases = [("TOP2", "exponent", False), ("TOP2", "bits", False), ("TOP2", "bits", True),
+             ("best", "bits", False), ("best", "bits", True)]
+    tally = {c: np.zeros(3) for c in cases}
     for _ in range(blocks):
         s = rng.standard_normal(chunk).astype(np.float32) * 3 / temperature
         k = rng.integers(0, 2**23, chunk)
         u = (k * 2.0**-23 + 2.0**-24).astype(np.float32)
         g = -np.log(-np.log(u.astype(np.float64)))
-        for name, cap in caps(u).items():
-            t = tally.setdefault(name, np.zeros(3))
+        cs = caps(u)
+        low = seed_low(u)
+        assert (low <= g).all(), "seed_low above a noise"
+        for case in cases:
+            form, cform, seeded = case
+            cap = cs[cform]
+            t = tally[case]
             lb = -np.inf
+            if seeded:   # the first round's tokens by their lower bounds, before it
+                first = np.sort(s[idx[0]] + low[idx[0]], axis=1)
+                lb = float(first[:, -2 if form == "TOP2" else -1].max())
             best = np.full(bs, -np.inf)
             second = np.full(bs, -np.inf)
             for r in range(rounds):
@@ -59,11 +106,12 @@ def main(vocab=151936, splits=8, temperature=0.8, blocks=8, bs=256):
                     nb = np.maximum(best, a[:, w])
                     second = np.maximum(second, np.minimum(best, a[:, w]))
                     best = nb
-                lb = max(lb, float((second - 2.0**-13).max()))
+                lb = max(lb, float(((second if form == "TOP2" else best) - 2.0**-13).max()))
     print(f"vocab {vocab}, {splits} splits ({rounds} rounds a thread), temperature {temperature}")
-    for name, (p, n, w) in tally.items():
-        print(f"cap from d's {name}: tokens passing {p / n:.3%}, warp-steps with a passing lane "
-              f"{w / n:.1%}")
+    for (form, cform, seeded), (p, n, w) in tally.items():
+        what = "seeded first round" if seeded else "no bound in the first round"
+        print(f"{form} bound, cap from d's {cform}, {what}: tokens passing {p / n:.3%}, "
+              f"warp-steps with a passing lane {w / n:.1%}")
 
 
 if __name__ == "__main__":
