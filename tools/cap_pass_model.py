@@ -15,7 +15,9 @@ Printed:
   against a **seeded first round**: before it, each thread takes a lower bound of its 8 tokens'
   exact scores (``seed_low``: no logarithm, from d's bits as the cap is) and the block the
   largest of the threads' best (temperature form) or second best (TOP2) of them, one barrier.
-  Not in the kernels yet: docs/PERF_NOTES.md, "Fortieth session".
+  Built in the fortieth session and taken out again: its cost (the first round's Philox words
+  taken twice, the barrier) left 1.5-3% in the temperature form and a loss in the TOP2 forms
+  (docs/PERF_NOTES.md, "Fortieth session").
 
 Usage: python tools/cap_pass_model.py [VOCAB [SPLITS [TEMPERATURE [BLOCKS]]]]
 """
