@@ -4,8 +4,9 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 BACKENDS ?= cpu sim
 PYTEST_ARGS ?=
-# sim runs on pytest-xdist workers (the simulator is pure Python and CPU bound): one per core,
-# at most 4 (CI has 2); SIM_JOBS=0 runs it in one process
+# cpu and sim run on pytest-xdist workers (the simulator is pure Python and CPU bound; the cpu
+# suite took 108 s in one process on CI's 2 cores, about 58 s on two workers): one per core, at
+# most 4 (CI has 2); SIM_JOBS=0 runs them in one process
 SIM_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 SIM_XDIST := $(if $(filter-out 0 1,$(SIM_JOBS)),-n $(SIM_JOBS),)
 
@@ -43,7 +44,8 @@ test: $(VENV)/.installed-dev
 	@$(VPY) -c "import rocsample._fastcall" || { echo "rocsample._fastcall was not built (a C compiler and Python's headers: python3-dev)"; exit 1; }
 	@for b in $(BACKENDS); do \
 	  echo "== pytest --backend $$b"; t=$$(date +%s); \
-	  x=; if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); x="$(SIM_XDIST)"; fi; \
+	  x=; case $$b in cpu|sim) x="$(SIM_XDIST)";; esac; \
+	  if [ $$b = sim ]; then export ROCSAMPLE_RECORD_KERNELS=$(SIGS); fi; \
 	  ROCSAMPLE_REQUIRE_FASTCALL=1 $(VPY) -m pytest -q --backend $$b $$x $(PYTEST_ARGS) || exit $$?; \
 	  echo "== pytest --backend $$b: $$(( $$(date +%s) - t )) s"; \
 	done
