@@ -405,3 +405,39 @@ def test_atomics_become_atomic_instructions(arch):
         line = next(ln for ln in res["asm"].splitlines() if ln.startswith(f"\t{op} "))
         if not op.startswith("ds_"):  # the old value comes back: the returning form
             assert want["returns"] in line, line
+
+
+# ---- the gate compiles each signature's front end once for both targets ---------------------
+def _symbols_out(asm: str) -> str:
+    # numba's mangled names carry an ABI tag of the compiling process's flags (the faked
+    # device's architecture among them): the one thing a shared front end changes
+    import re
+
+    return re.sub(r"_ZN[0-9A-Za-z_]+", "SYM", asm)
+
+
+def test_one_front_end_for_both_targets_gives_each_targets_own_code(monkeypatch):
+    """compile_check compiles a signature's front end once, then its code for each target. A
+    second target's code generation used to leave its attributes on the device functions every
+    kernel of the process shares (numba-hip adds them in place): the next kernels came out with
+    no kernel in their code object. Two real signatures in one process, both targets, against
+    each target in a process of its own: the same code but for symbol names."""
+    sys.path.insert(0, str(TOOLS))
+    import compile_check
+
+    sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
+    assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
+    want = ("float.fast.argmax()", "float.fast.partials(False,True)")
+    recs = [r for r in compile_check.load_records([str(sigs)]) if r["kernel"] in want]
+    assert sorted(r["kernel"] for r in recs) == sorted(want), f"{sigs} lacks {want}"
+    monkeypatch.delenv("ROCSAMPLE_AMD_CACHE", raising=False)  # compile, do not read the cache
+    archs = ("gfx1151", "gfx942")
+    shared = list(compile_check.compile_all(recs, archs, jobs=1))  # one worker: both in turn
+    for i, arch in enumerate(archs):
+        alone = compile_check.compile_records(recs, arch, jobs=1)
+        for rec, both, one in zip(recs, shared, alone):
+            got = both[i]
+            assert got["arch"] == arch and not got["error"] and not got["problems"], \
+                (rec["kernel"], arch, got["error"], got["problems"])
+            assert _symbols_out(got["asm"]) == _symbols_out(one["asm"]), (rec["kernel"], arch)
+            assert got["info"] == one["info"], (rec["kernel"], arch)

@@ -4,7 +4,8 @@ The sim test run records each (kernel, argument types, block sizes) it launches
 (``tools/kernel_sigs.py``, ``build/kernel-sigs.json``). This compiles each one for each target
 with numba-hip's own lowering (its ``_Kernel``: typing, lowering, its device library, its
 linking, then comgr's code generation, here ``tools/amd/comgr_standin.py``) and reads the code
-object that a HIP runtime would load (``tools/amd/codeobj.py``). Checked per kernel:
+object that a HIP runtime would load (``tools/amd/codeobj.py``). A signature's front end (typing,
+lowering) runs once, its code generation once for each target. Checked per kernel:
 
 - it compiles (any failure fails the run);
 - the wavefront size (metadata and the descriptor's wave32 bit) is the target's: 32 on gfx1151,
@@ -76,16 +77,24 @@ def label(rec: dict) -> str:
     return f"{rec['build'].split(':')[0].rsplit('.', 1)[-1]}:{rec['kernel']}({sig})"
 
 
-# ---- worker side (one target per process: numba-hip compiles device functions for the
-# "current device", which is faked here) ---------------------------------------------------
+# ---- worker side (numba-hip compiles device functions for the "current device", which is faked
+# here: each signature's front end (typing, lowering) runs once, then its code generation for
+# each target, with the fake device's architecture set to that target) ----------------------
+_ARCHS: tuple = ()
 _ARCH = None
 _NS: dict = {}
 _SOURCE_KEY = None
 
 
-def _init(arch: str) -> None:
-    global _ARCH
-    _ARCH = arch
+class _FakeDevice:
+    amdgpu_arch = None
+
+
+def _init(archs) -> None:
+    """Set up a worker (or this process) to compile for ``archs`` (one target or several)."""
+    global _ARCHS
+    _ARCHS = (archs,) if isinstance(archs, str) else tuple(archs)
+    _set_arch(_ARCHS[0])
     os.environ["ROCSAMPLE_JIT_CACHE"] = "0"
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT))
@@ -102,11 +111,43 @@ def _init(arch: str) -> None:
 
     atomics.register(hip.__name__, intrinsic)  # as rocsample.backends.hip.load does
 
-    class _NoDevice:
-        amdgpu_arch = arch
-
     for mod in (api, compiler, dispatcher):
-        mod.get_current_device = lambda: _NoDevice()
+        mod.get_current_device = lambda: _FakeDevice()
+    _one_target_at_a_time()
+
+
+def _one_target_at_a_time() -> None:
+    """numba-hip adds a target's attributes (``"target-cpu"``, ``"target-features"``) to every
+    function of a code library's module in place, device functions shared by every kernel of
+    the process included, before it links for that target: a second target's attributes then
+    joined the first's and the code objects came out with no kernel. Each application now
+    starts from the functions' attributes as lowered."""
+    from numba.hip.codegen import HIPCodeLibrary
+
+    apply = HIPCodeLibrary._apply_llvm_amdgpu_modifications
+    if getattr(apply, "_rocsample_restores", False):
+        return
+
+    def restoring(self, amdgpu_arch=None):
+        lowered = self.__dict__.setdefault("_rocsample_lowered_attrs", {})
+        for fn in self._module.functions:
+            if fn.is_declaration:
+                continue
+            if fn.name in lowered:
+                set.clear(fn.attributes)
+                set.update(fn.attributes, lowered[fn.name])
+            else:
+                lowered[fn.name] = set(fn.attributes)
+        return apply(self, amdgpu_arch)
+
+    restoring._rocsample_restores = True
+    HIPCodeLibrary._apply_llvm_amdgpu_modifications = restoring
+
+
+def _set_arch(arch: str) -> None:
+    global _ARCH
+    _ARCH = arch
+    _FakeDevice.amdgpu_arch = arch
 
 
 def _argtypes(args):
@@ -152,7 +193,7 @@ def source_key() -> str:
     files = sorted((ROOT / "rocsample").rglob("*.py")) + [HERE / "comgr_standin.py"]
     for f in files:
         h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
-    for fn in (_init, _argtypes, _kernel, _compile):
+    for fn in (_init, _one_target_at_a_time, _set_arch, _argtypes, _kernel, _compile):
         h.update(inspect.getsource(fn).encode())
     home = os.environ.get("ROCSAMPLE_AMD_HOME", "")
     stamp = pathlib.Path(home, ".stamp")
@@ -208,56 +249,83 @@ def _filled(cell) -> bool:
     return True
 
 
-def _compile(rec: dict) -> dict:
+def _compile(rec: dict) -> list[dict]:
+    """``rec`` compiled for every target of this worker (``_init``), a result for each in that
+    order: the front end (numba-hip's typing and lowering) once, then the code generation for
+    each target not in the cache. The code is that of a front end per target but for the
+    symbol names, whose ABI tag carries the faked device's architecture
+    (tests/backends/test_hip_offline.py compares them); that saves about a fifth of the gate's
+    compile time."""
     import comgr_standin
 
     t0 = time.perf_counter()
-    res = dict(label=label(rec), arch=_ARCH, error=None, problems=[], info={}, cached=False)
     want_ir = any(s in rec["kernel"] for s in NO_FMA)
+    out = [dict(label=label(rec), arch=a, error=None, problems=[], info={}, cached=False)
+           for a in _ARCHS]
     try:
         disp = _kernel(rec["build"], rec["kernel"])
-        res["atomic_calls"] = sorted(atomic_calls(disp.py_func))
+        calls = sorted(atomic_calls(disp.py_func))
     except Exception as e:  # noqa: BLE001 - reported like a compile failure
-        res["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-        return res
-    cache = _cache_dir(rec)
-    if cache is not None and (cache / "code.hsaco").is_file():
-        codeobj = (cache / "code.hsaco").read_bytes()
-        asm = (cache / "code.s").read_text()
-        ir = (cache / "opt.ll").read_text() if (cache / "opt.ll").is_file() else None
-        res["cached"] = True
-    else:
-        from numba.hip.dispatcher import _Kernel
+        msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        for res in out:
+            res["error"] = msg
+        return out
+    kern = None
+    front_error = None
+    for arch, res in zip(_ARCHS, out):
+        _set_arch(arch)
+        res["atomic_calls"] = calls
+        cache = _cache_dir(rec)
+        if cache is not None and (cache / "code.hsaco").is_file():
+            codeobj = (cache / "code.hsaco").read_bytes()
+            asm = (cache / "code.s").read_text()
+            ir = (cache / "opt.ll").read_text() if (cache / "opt.ll").is_file() else None
+            res["cached"] = True
+        elif front_error is not None:
+            res["error"] = front_error
+            continue
+        else:
+            from numba.hip.dispatcher import _Kernel
 
-        comgr_standin.KEEP_OPTIMIZED_IR = want_ir
-        try:
-            # what HIPDispatcher.compile does before it loads the code on a device
-            kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
-            codeobj = kern._codelibrary.get_codeobj(_ARCH)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
-            lines = str(e).strip().splitlines()
-            res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
-            return res
-        finally:
-            comgr_standin.KEEP_OPTIMIZED_IR = False
-        key = hashlib.sha256(codeobj).hexdigest()
-        asm = comgr_standin.ASSEMBLY.pop(key)
-        ir = comgr_standin.OPTIMIZED_IR.pop(key, None)
-        if cache is not None:
-            tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
-            tmp.mkdir(parents=True, exist_ok=True)
-            (tmp / "code.s").write_text(asm)
-            if ir is not None:
-                (tmp / "opt.ll").write_text(ir)
-            (tmp / "code.hsaco").write_bytes(codeobj)
+            comgr_standin.KEEP_OPTIMIZED_IR = want_ir
             try:
-                tmp.rename(cache)
-            except OSError:  # another process kept the same one first
-                shutil.rmtree(tmp, ignore_errors=True)
-    res["seconds"] = round(time.perf_counter() - t0, 1)
-    res["codeobj"], res["asm"] = codeobj, asm
-    analyse(rec, _ARCH, codeobj, asm, ir, res)
-    return res
+                if kern is None:
+                    try:
+                        # what HIPDispatcher.compile does before it loads the code on a device
+                        kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
+                    except Exception as e:  # noqa: BLE001 - every failure is reported
+                        lines = str(e).strip().splitlines()
+                        front_error = f"{type(e).__name__}: {lines[0] if lines else ''}"
+                        res["error"] = front_error
+                        continue
+                codeobj = kern._codelibrary.get_codeobj(arch)
+            except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
+                lines = str(e).strip().splitlines()
+                res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
+                continue
+            finally:
+                comgr_standin.KEEP_OPTIMIZED_IR = False
+            key = hashlib.sha256(codeobj).hexdigest()
+            asm = comgr_standin.ASSEMBLY.pop(key)
+            ir = comgr_standin.OPTIMIZED_IR.pop(key, None)
+            if cache is not None:
+                tmp = cache.with_name(cache.name + f".tmp{os.getpid()}")
+                tmp.mkdir(parents=True, exist_ok=True)
+                (tmp / "code.s").write_text(asm)
+                if ir is not None:
+                    (tmp / "opt.ll").write_text(ir)
+                (tmp / "code.hsaco").write_bytes(codeobj)
+                try:
+                    tmp.rename(cache)
+                except OSError:  # another process kept the same one first
+                    shutil.rmtree(tmp, ignore_errors=True)
+        t1 = time.perf_counter()
+        res["seconds"] = round(t1 - t0, 1)
+        t0 = t1
+        res["codeobj"], res["asm"] = codeobj, asm
+        analyse(rec, arch, codeobj, asm, ir, res)
+    _set_arch(_ARCHS[0])
+    return out
 
 
 # ---- the checks (pure functions of the code object and its assembly) ----------------------
@@ -418,10 +486,16 @@ def _prune_cache() -> None:
 
 def compile_records(recs: list[dict], arch: str, jobs: int = 1) -> list[dict]:
     """Compile ``recs`` for ``arch`` in ``jobs`` fresh processes; results in input order."""
+    return [res for (res,) in compile_all(recs, (arch,), jobs)]
+
+
+def compile_all(recs: list[dict], archs, jobs: int = 1):
+    """Compile ``recs`` for every target of ``archs`` in ``jobs`` fresh processes, each
+    signature's front end once: yields, in input order, a list of results (one a target)."""
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_init,
-                             initargs=(arch,)) as ex:
-        return list(ex.map(_compile, recs))
+                             initargs=(tuple(archs),)) as ex:
+        yield from ex.map(_compile, recs)
 
 
 def load_records(paths: list[str]) -> list[dict]:
@@ -520,20 +594,11 @@ def main(argv=None) -> int:
         return 1
     _prune_cache()
     t0 = time.perf_counter()
-    # one pool per target (numba-hip compiles for one "current device" per process); the
-    # signatures interleave so that both pools stay busy to the end
-    per_arch = max(1, a.jobs // len(archs))
-    ctx = multiprocessing.get_context("spawn")
-    pools = {arch: ProcessPoolExecutor(max_workers=per_arch, mp_context=ctx, initializer=_init,
-                                       initargs=(arch,)) for arch in archs}
-    futures = {arch: [pools[arch].submit(_compile, r) for r in recs] for arch in archs}
-    results: dict = {}
+    results: dict = {arch: [] for arch in archs}
     failed = []
     cached = 0
-    for arch in archs:
-        results[arch] = []
-        for i, fut in enumerate(futures[arch], 1):
-            r = fut.result()
+    for i, per_arch in enumerate(compile_all(recs, archs, a.jobs), 1):
+        for arch, r in zip(archs, per_arch):
             results[arch].append(r)
             cached += bool(r.get("cached"))
             bad = r["error"] or "; ".join(r["problems"])
@@ -552,8 +617,6 @@ def main(argv=None) -> int:
                 stem += "_" + hashlib.sha256(r["label"].encode()).hexdigest()[:8]
                 (out / f"{stem}.hsaco").write_bytes(r["codeobj"])
                 (out / f"{stem}.s").write_text(r["asm"])
-    for p in pools.values():
-        p.shutdown()
     if a.report:
         cmd = " ".join(["tools/amd/compile_check.py"] + a.records + [f"--arch {x}" for x in archs]
                        + [f"--report {a.report}"])
