@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import ptx_check  # noqa: E402  (tools/)
 
 _OK_DRAW = ("mul.wide.u32 %rd1, %r1, %r2;\nlg2.approx.ftz.f32 %f1, %f2;\n"
-            "{ .reg .b32 t; shr.u32 t, %r3, 9; cvt.rn.f32.u32 %f3, t; }\n")
+            "{ .reg .b32 t; shr.u32 t, %r3, 9; cvt.rn.f32.u32 %f3, t; }\nmax.f32 %f4, %f5, %f6;\n")
 
 
 def test_each_rule_fails_its_own_breakage():
@@ -21,6 +21,12 @@ def test_each_rule_fails_its_own_breakage():
     assert "shr.u32" in r("float.fast.partials(True,False,True)", no_shr)
     wide = _OK_DRAW + "cvt.rn.f32.u64 %f5, %rd2;\n"
     assert "64-bit" in r("float.fast.partials(True,False,True)", wide)
+    # the temperature form's maximum by max.f32; the TOP2 forms keep its index (compares)
+    no_max = _OK_DRAW.replace("max.f32", "selp.f32")
+    assert "max.f32" in r("float.fast.partials(True,False,True)", no_max)
+    assert "max.f32" in r("float.fast.partials(True,True,True)", no_max)
+    assert r("float.fast.partials(True,False,True,True)", no_max) is None
+    assert r("float.fast.partials(True,False)", no_max) is None
     assert "lg2" in r("float.fast.partials(False,False)", "lg2.approx.f32 %f1, %f2;\n")
     assert "fused" in r("quant.q4_0", "fma.rn.f32 %f1, %f2, %f3, %f4;\n")
     # the nucleus passes' masses: ex2.approx of one FFMA, never expf's range reduction

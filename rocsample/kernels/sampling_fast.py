@@ -17,7 +17,10 @@ leaves the row's state. Every path gives the reference's tokens.
    Temperature-only rows stream it by quads: a thread takes four consecutive tokens 4c .. 4c + 3
    and one Philox call (``quad_gumbel``: SPEC §2's words x0..x3 at counter c) draws for all four;
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
-   last thread, so every thread still folds its tokens in index order.
+   last thread, so every thread still folds its tokens in index order. (The temperature form's
+   fast pass keeps such a row's maximum without its index, one ``FMNMX`` a token on numba-cuda,
+   and the split's partial names its first token: the row's tail reads the maximum only to tell
+   whether any logit is finite.)
    TOP2 variants (``partials(draw, lp, fast, top2=True)``; routes with the nucleus pass) also
    draw top-p-only and top-k-only rows (``row_nuc``) and keep each thread's, block's and
    split's two best scores (``merge_top2``; the fast pass settles a thread on its second best,
@@ -76,6 +79,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rocsample.kernels import JIT_CACHE, register_cap, warp_parts
+from rocsample.kernels import nvvm as _nvvm
 from rocsample.kernels import philox as _ph
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
@@ -277,6 +281,9 @@ def make(cuda, load, h):
         ``finalize(large)``.
     """
     is_finite = h.is_finite
+    # (numba-cuda: the temperature form's maximum by one FMNMX; elsewhere a compare)
+    fmax = _nvvm.maxnum(cuda)
+    FMAX = fmax is not None
     order_key = h.order_key
     token_gumbel = h.token_gumbel
     quad_gumbel = h.quad_gumbel
@@ -829,6 +836,11 @@ def make(cuda, load, h):
         # The tokens are the same: the late fold takes the quad's tokens in reverse index order,
         # ties to the token folded (it precedes every token already folded).
         LATE = FAST and TOP2
+        # The temperature form's fast pass keeps its rows' maximum without its index: a race
+        # row's tail reads the maximum only for STATUS_NO_FINITE (its token is the Gumbel
+        # winner), so the split's partial names its first token instead (NOIDX; the TOP2 forms
+        # keep the index: a nucleus row's maximum seeds the histogram state).
+        NOIDX = FAST and not TOP2
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -921,7 +933,12 @@ def make(cuda, load, h):
             d = uniform_comp(x)
             key = gumbel_cap_key(d)
             if is_finite(v):
-                if v > bv:
+                if NOIDX:
+                    if FMAX:
+                        bv = fmax(bv, v)
+                    elif v > bv:
+                        bv = v
+                elif v > bv:
                     bv = v
                     bi = j
                 s = np.float32(v * inv_t)
@@ -1179,6 +1196,8 @@ def make(cuda, load, h):
                                 np.int32(jj + u), inv_t, lbc, bv, bj, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
                     bi = np.int64(bj)
+                    if NOIDX and bv > _F32_NINF:
+                        bi = lo
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again,
                     # by the whole block (redraw)
