@@ -16,7 +16,7 @@ two fix-ups), and the drawing variants of phase 1 (``partials(True...``) multipl
 by ``mul.wide.u32`` (a 64-bit ``mul.lo`` of masked words left an add of zero a multiply) and
 take a uniform's 23 bits by philox's ``shr.u32`` (``_k23_f32``: from the 64-bit word, two
 instructions a token) with no 64-bit integer to float conversion (``I2F.U64``, the slow one);
-the temperature form's fast pass (``partials(True,LP,True)``) takes its maximum by ``max.f32``.
+phase 1's fast pass (``partials(True,LP,True...``) takes its rows' maximum by ``max.f32``.
 
 Exit status 1 lists what failed; an empty or missing record is an error too (nothing was checked).
 Usage: python tools/ptx_check.py SIGS.json [--jobs N]
@@ -39,9 +39,9 @@ WIDE_MUL = ("partials(True",)  # kernel names whose Philox words multiply by mul
 # kernel names whose masses are ex2.approx of one FFMA (amass): no expf range reduction, whose
 # fma.rm.f32 marks it
 NO_EXPF = ("_sample_nucleus",)
-# the temperature form of phase 1's fast pass (partials(draw, lp, fast=True), no TOP2): its rows'
-# maximum by max.f32 (one FMNMX; nvvm.maxnum), with no index
-TEMP_FAST = re.compile(r"partials\(True,(?:True|False),True\)")
+# phase 1's fast pass (partials(draw, lp, fast=True, ...)): its rows' maximum by max.f32 (one
+# FMNMX; nvvm.maxnum), with no index
+DRAW_FAST = re.compile(r"partials\(True,(?:True|False),True[,)]")
 
 
 def ptx_rules(kernel: str, ptx: str) -> str | None:
@@ -56,8 +56,8 @@ def ptx_rules(kernel: str, ptx: str) -> str | None:
         return "no shr.u32 of a word's 23 bits in a drawing kernel (philox's _k23_f32)"
     if any(s in kernel for s in WIDE_MUL) and "cvt.rn.f32.u64" in ptx:
         return "a 64-bit integer to float32 conversion in a drawing kernel"
-    if TEMP_FAST.search(kernel) and "max.f32" not in ptx:
-        return "no max.f32 in the temperature form's fast pass (its maximum by compares)"
+    if DRAW_FAST.search(kernel) and "max.f32" not in ptx:
+        return "no max.f32 in a fast pass (its rows' maximum by compares)"
     if any(s in kernel for s in NO_EXPF) and "fma.rm.f32" in ptx:
         return "expf's range reduction (fma.rm.f32) in a nucleus pass (amass not by ex2.approx)"
     return None

@@ -17,10 +17,9 @@ leaves the row's state. Every path gives the reference's tokens.
    Temperature-only rows stream it by quads: a thread takes four consecutive tokens 4c .. 4c + 3
    and one Philox call (``quad_gumbel``: SPEC §2's words x0..x3 at counter c) draws for all four;
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
-   last thread, so every thread still folds its tokens in index order. (The temperature form's
-   fast pass keeps such a row's maximum without its index, one ``FMNMX`` a token on numba-cuda,
-   and the split's partial names its first token: the row's tail reads the maximum only to tell
-   whether any logit is finite.)
+   last thread, so every thread still folds its tokens in index order. (The fast pass keeps such
+   a row's maximum without its index, one ``FMNMX`` a token on numba-cuda, and the split's
+   partial names its first token: the row's tail reads only the maximum's value.)
    TOP2 variants (``partials(draw, lp, fast, top2=True)``; routes with the nucleus pass) also
    draw top-p-only and top-k-only rows (``row_nuc``) and keep each thread's, block's and
    split's two best scores (``merge_top2``; the fast pass settles a thread on its second best,
@@ -836,11 +835,11 @@ def make(cuda, load, h):
         # The tokens are the same: the late fold takes the quad's tokens in reverse index order,
         # ties to the token folded (it precedes every token already folded).
         LATE = FAST and TOP2
-        # The temperature form's fast pass keeps its rows' maximum without its index: a race
-        # row's tail reads the maximum only for STATUS_NO_FINITE (its token is the Gumbel
-        # winner), so the split's partial names its first token instead (NOIDX; the TOP2 forms
-        # keep the index: a nucleus row's maximum seeds the histogram state).
-        NOIDX = FAST and not TOP2
+        # The fast pass keeps its rows' maximum without its index: a race row's tail reads the
+        # maximum only for STATUS_NO_FINITE (its token is the Gumbel winner), a nucleus row's
+        # histogram state only its value (HS_KMAX's key, and whether it is finite), so the
+        # split's partial names its first token instead (NOIDX).
+        NOIDX = FAST
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):

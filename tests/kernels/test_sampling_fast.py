@@ -311,12 +311,16 @@ def test_fast_pass_draws_the_reference_tokens(backend, shape, rng, temperature):
         compare(backend, lg, tok, lp, seed=seed, position=9, temperature=temperature)
 
 
+@pytest.mark.parametrize("params", [dict(temperature=0.9), dict(temperature=0.9, top_p=0.9),
+                                    dict(temperature=0.9, top_k=600)],
+                         ids=["temperature", "top_p", "top_k"])
 @pytest.mark.parametrize("lp", [False, True], ids=["tokens", "logprobs"])
-def test_fast_pass_rows_with_one_finite_logit_or_none(backend, shape, lp):
-    # The temperature form's fast pass keeps a row's maximum without its index (a race row's
-    # tail reads it only to tell whether any logit is finite). Rows of NaN, -inf and +inf with a
-    # single finite logit, in a split's middle, its first quad or the row's last token, draw
-    # that token for every split count; a row with none is -1 with STATUS_NO_FINITE.
+def test_fast_pass_rows_with_one_finite_logit_or_none(backend, shape, lp, params):
+    # The fast pass keeps a row's maximum without its index (a race row's tail reads it only to
+    # tell whether any logit is finite, a nucleus or rank row's histogram state only its value).
+    # Rows of NaN, -inf and +inf with a single finite logit, in a split's middle, its first
+    # quad or the row's last token, draw that token for every split count, temperature alone
+    # and through the nucleus and rank passes; a row with none is -1 with STATUS_NO_FINITE.
     vocab = _fast_pass_vocab(backend)
     lg = np.full((5, vocab), -np.inf, np.float32)
     lg[:, 1::3] = np.nan
@@ -327,9 +331,9 @@ def test_fast_pass_rows_with_one_finite_logit_or_none(backend, shape, lp):
     seed = np.arange(5, dtype=np.uint64) + 7
     for splits in (1, 3):
         res = rs.sample(lg, seed=seed, position=2, check=False, return_logprobs=lp,
-                        _block=shape["block"], _splits=splits, temperature=0.9)
+                        _block=shape["block"], _splits=splits, **params)
         got = compare(backend, lg, res[0], res[1] if lp else None, seed=seed, position=2,
-                      temperature=0.9)
+                      **params)
         assert [int(t) for t in got] == only + [-1]
         status = res[2] if lp else res[1]  # check=False: (tokens[, logprobs], status)
         assert [int(s) for s in host(backend, status)] == [0, 0, 0, 0, KF.STATUS_NO_FINITE]
