@@ -138,6 +138,11 @@ ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "1") != "0"
 ARGMAX_V = 8
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
+#: The same for the fast pass (``ROCSAMPLE_FAST_QUADS``, for timings; default DRAW_QUADS).
+FAST_QUADS = int(os.environ.get("ROCSAMPLE_FAST_QUADS") or DRAW_QUADS)
+#: The fast pass issues the next round's loads before this round's folds (``ROCSAMPLE_DRAW_PREFETCH``,
+#: for timings).
+DRAW_PREFETCH = os.environ.get("ROCSAMPLE_DRAW_PREFETCH", "0") != "0"
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -822,7 +827,7 @@ def make(cuda, load, h):
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
         # the tile maxima describe), UNROLL tokens per thread per round.
         UNROLL = 8
-        QU = DRAW_QUADS   # quads per thread per round (4 * QU loads in flight)
+        QU = FAST_QUADS if FAST else DRAW_QUADS   # quads a thread a round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
         NG2 = MAX_BLOCK if TOP2 and not TOP4 else 1   # the second-best score slots (TOP2)
@@ -840,6 +845,7 @@ def make(cuda, load, h):
         # histogram state only its value (HS_KMAX's key, and whether it is finite), so the
         # split's partial names its first token instead (NOIDX).
         NOIDX = FAST
+        PREF = FAST and DRAW_PREFETCH
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -1142,6 +1148,7 @@ def make(cuda, load, h):
                 c = qa + np.int64(tid)
                 span = bs1 * np.int64(QU)
                 vals = cuda.local.array(QV, np.float32)
+                nxt = cuda.local.array(QV if PREF else 1, np.float32)
                 last = span - bs1
                 # the fast pass (FAST variants) or the exact loops below: one of the two per
                 # variant (with both in one kernel, ptxas made the fast loop 30% longer)
@@ -1155,11 +1162,27 @@ def make(cuda, load, h):
                     lbc = _F32_NINF   # lb - CAP_BASE (fold_fast's cap test)
                     # (the maximum's index as int32 through the fast loops: fold_fast)
                     bj = np.int32(bi)
-                    while c + last < qb:
+                    if PREF and c + last < qb:
                         for u in range(QU):
                             j = (c + np.int64(u) * bs1) << np.int64(2)
                             for w in range(4):
-                                vals[4 * u + w] = load(xr, 0, j + np.int64(w))
+                                nxt[4 * u + w] = load(xr, 0, j + np.int64(w))
+                    while c + last < qb:
+                        if PREF:
+                            # this round's values, then the next round's loads (if any)
+                            for u in range(QV):
+                                vals[u] = nxt[u]
+                            cn = c + span
+                            if cn + last < qb:
+                                for u in range(QU):
+                                    j = (cn + np.int64(u) * bs1) << np.int64(2)
+                                    for w in range(4):
+                                        nxt[4 * u + w] = load(xr, 0, j + np.int64(w))
+                        else:
+                            for u in range(QU):
+                                j = (c + np.int64(u) * bs1) << np.int64(2)
+                                for w in range(4):
+                                    vals[4 * u + w] = load(xr, 0, j + np.int64(w))
                         for u in range(QU):
                             cu = c + np.int64(u) * bs1
                             jj = np.int32(cu << np.int64(2))
