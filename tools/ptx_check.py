@@ -40,7 +40,7 @@ WIDE_MUL = ("partials(True",)  # kernel names whose Philox words multiply by mul
 # fma.rm.f32 marks it
 NO_EXPF = ("_sample_nucleus",)
 # phase 1's fast pass (partials(draw, lp, fast=True, ...)): its rows' maximum by max.f32 (one
-# FMNMX; nvvm.maxnum), with no index
+# FMNMX; libdevice fmaxf), with no index
 DRAW_FAST = re.compile(r"partials\(True,(?:True|False),True[,)]")
 
 

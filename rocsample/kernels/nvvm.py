@@ -1,4 +1,4 @@
-"""NVVM's approximate float32 functions and maxnum as numba-cuda intrinsics (elsewhere: None).
+"""NVVM's approximate float32 functions as numba-cuda intrinsics (elsewhere: None).
 
 ``approx_ftz(cuda, "lg2")`` and ``approx_ftz(cuda, "ex2")`` are ``lg2.approx.ftz.f32`` and
 ``ex2.approx.ftz.f32``: one ``MUFU.LG2`` / ``MUFU.EX2`` each on sm_90. A device function's
@@ -42,30 +42,3 @@ def approx_ftz(cuda, op: str):
         return sig, codegen
 
     return approx
-
-
-def maxnum(cuda):
-    """numba-cuda: ``llvm.maxnum.f32`` of two float32 (``max.f32``, one ``FMNMX`` on sm_90) as an
-    intrinsic; elsewhere None, and the caller compares. It differs from ``b if b > a else a``
-    only where an operand is NaN (maxnum returns the other); callers pass no NaN."""
-    if not _numba_cuda(cuda):
-        return None
-    from llvmlite import ir
-    from numba.cuda import cgutils, types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def fmax(typingctx, a, b):
-        if a != types.float32 or b != types.float32:
-            return None
-        sig = types.float32(types.float32, types.float32)
-
-        def codegen(context, builder, sig, args):
-            f32 = ir.FloatType()
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f32, [f32, f32]),
-                                                "llvm.maxnum.f32")
-            return builder.call(fn, list(args))
-
-        return sig, codegen
-
-    return fmax

@@ -77,8 +77,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from rocsample.kernels import JIT_CACHE, register_cap, warp_parts
-from rocsample.kernels import nvvm as _nvvm
+from rocsample.kernels import JIT_CACHE, _numba_cuda, register_cap, warp_parts
 from rocsample.kernels import philox as _ph
 
 #: Largest top_k served by the fast path (one survivor per thread slot of the filter steps).
@@ -140,9 +139,6 @@ ARGMAX_V = 8
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: The same for the fast pass (``ROCSAMPLE_FAST_QUADS``, for timings; default DRAW_QUADS).
 FAST_QUADS = int(os.environ.get("ROCSAMPLE_FAST_QUADS") or DRAW_QUADS)
-#: The fast pass issues the next round's loads before this round's folds (``ROCSAMPLE_DRAW_PREFETCH``,
-#: for timings).
-DRAW_PREFETCH = os.environ.get("ROCSAMPLE_DRAW_PREFETCH", "0") != "0"
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -285,9 +281,18 @@ def make(cuda, load, h):
         ``finalize(large)``.
     """
     is_finite = h.is_finite
-    # (numba-cuda: the temperature form's maximum by one FMNMX; elsewhere a compare)
-    fmax = _nvvm.maxnum(cuda)
-    FMAX = fmax is not None
+    # the larger of two float32 ignoring NaN: libdevice's fmaxf (one max.f32) where numba has
+    # it; the fast pass takes its rows' maximum by it on numba-cuda (one FMNMX a token), by a
+    # compare elsewhere (FMAX)
+    lib = getattr(cuda, "libdevice", None)
+    if lib is not None:
+        fmax = lib.fmaxf
+    else:
+        @cuda.jit(device=True, cache=JIT_CACHE)
+        def fmax(a, b):
+            # the larger of a and b ignoring NaN (NaN only when both are), as libdevice's fmaxf
+            return a if (a >= b or b != b) else b
+    FMAX = _numba_cuda(cuda)
     order_key = h.order_key
     token_gumbel = h.token_gumbel
     quad_gumbel = h.quad_gumbel
@@ -845,7 +850,6 @@ def make(cuda, load, h):
         # histogram state only its value (HS_KMAX's key, and whether it is finite), so the
         # split's partial names its first token instead (NOIDX).
         NOIDX = FAST
-        PREF = FAST and DRAW_PREFETCH
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -1148,7 +1152,6 @@ def make(cuda, load, h):
                 c = qa + np.int64(tid)
                 span = bs1 * np.int64(QU)
                 vals = cuda.local.array(QV, np.float32)
-                nxt = cuda.local.array(QV if PREF else 1, np.float32)
                 last = span - bs1
                 # the fast pass (FAST variants) or the exact loops below: one of the two per
                 # variant (with both in one kernel, ptxas made the fast loop 30% longer)
@@ -1162,27 +1165,11 @@ def make(cuda, load, h):
                     lbc = _F32_NINF   # lb - CAP_BASE (fold_fast's cap test)
                     # (the maximum's index as int32 through the fast loops: fold_fast)
                     bj = np.int32(bi)
-                    if PREF and c + last < qb:
+                    while c + last < qb:
                         for u in range(QU):
                             j = (c + np.int64(u) * bs1) << np.int64(2)
                             for w in range(4):
-                                nxt[4 * u + w] = load(xr, 0, j + np.int64(w))
-                    while c + last < qb:
-                        if PREF:
-                            # this round's values, then the next round's loads (if any)
-                            for u in range(QV):
-                                vals[u] = nxt[u]
-                            cn = c + span
-                            if cn + last < qb:
-                                for u in range(QU):
-                                    j = (cn + np.int64(u) * bs1) << np.int64(2)
-                                    for w in range(4):
-                                        nxt[4 * u + w] = load(xr, 0, j + np.int64(w))
-                        else:
-                            for u in range(QU):
-                                j = (c + np.int64(u) * bs1) << np.int64(2)
-                                for w in range(4):
-                                    vals[4 * u + w] = load(xr, 0, j + np.int64(w))
+                                vals[4 * u + w] = load(xr, 0, j + np.int64(w))
                         for u in range(QU):
                             cu = c + np.int64(u) * bs1
                             jj = np.int32(cu << np.int64(2))
@@ -1543,16 +1530,7 @@ def make(cuda, load, h):
             kern = variants[key] = _partials(*key)
         return kern
 
-    # --- greedy-only launches ---------------------------------------------------------------
-    lib = getattr(cuda, "libdevice", None)
-    if lib is not None:
-        fmax = lib.fmaxf   # (one max.f32, which ignores NaN)
-    else:
-        @cuda.jit(device=True, cache=JIT_CACHE)
-        def fmax(a, b):
-            # the larger of a and b ignoring NaN (NaN only when both are), as libdevice's fmaxf
-            return a if (a >= b or b != b) else b
-
+    # --- greedy-only launches (fmax: above) --------------------------------------------------
     @cuda.jit(device=True, cache=JIT_CACHE)
     def load4(x, row, i):
         # the logits x[row, i : i + 4] by one vector load (``vload.raw4``: i on a 4-logit
