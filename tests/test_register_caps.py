@@ -47,6 +47,9 @@ def test_numba_cuda_phase1_kernels_carry_their_family_cap(monkeypatch):
         want = KF.PARTIALS_MAX_REGISTERS[2 if fast else int(draw)]
         assert k.targetoptions.get("max_registers") == want, (draw, lp, fast, top2, top4)
         seen.add(want)
+        if fast:   # the three-quad forms (KF.FAST3): the fast family's cap too
+            k3 = ns.float.fast.partials(draw, lp, fast, top2, top4, True)
+            assert k3 is not k and k3.targetoptions.get("max_registers") == want
     assert 64 in seen and None in seen
 
 

@@ -27,7 +27,10 @@ import numpy as np
 FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, True)]
                  + [(True, lp, True) for lp in (False, True)]   # the drawing fast variants
                  + [(True, lp, f, True) for lp in (False, True) for f in (False, True)]  # TOP2
-                 + [(True, lp, f, True, True) for lp in (False, True) for f in (False, True)],  # TOP4
+                 + [(True, lp, f, True, True) for lp in (False, True) for f in (False, True)]  # TOP4
+                 # the fast pass's three-quad forms (KF.FAST3; no logprobs)
+                 + [(True, False, True, t2, t4, True)
+                    for t2, t4 in ((False, False), (True, False), (True, True))],
                 "finalize": [(False,), (True,)],   # the tile finalize and its large form
                 "argmax": [()]}   # phase 1's argmax kernel (greedy-only calls)
 

@@ -137,8 +137,15 @@ ARGMAX = os.environ.get("ROCSAMPLE_ARGMAX", "1") != "0"
 ARGMAX_V = 8
 #: Quads a thread of a drawing row loads per round (``ROCSAMPLE_DRAW_QUADS``, for timings).
 DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
-#: The same for the fast pass (``ROCSAMPLE_FAST_QUADS``, for timings; default DRAW_QUADS).
-FAST_QUADS = int(os.environ.get("ROCSAMPLE_FAST_QUADS") or DRAW_QUADS)
+#: The fast pass's three-quad form (``partials(..., q3=True)``: 12 loads in flight a round, the
+#: bound published a third less often; sm_90: 718 instructions a round of 12 tokens against 490
+#: a round of 8) for launches whose threads stream FAST3_MIN_QUADS quads or more. On an H100
+#: (forty-first session, every fast launch in three quads): temperature 256 x 151936 -5.5%,
+#: 64 x 151936 -3.8%, top_p alone 256 x 151936 -1.7%, but 64 x 32000 (7.8 quads a thread)
+#: +1.8% / +2.8%: hence the floor. Off until the device gate has run it (``ROCSAMPLE_FAST3=1``
+#: turns it on; docs/PERF_NOTES.md).
+FAST3 = os.environ.get("ROCSAMPLE_FAST3", "0") != "0"
+FAST3_MIN_QUADS = 16
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
 #: room to spare.
@@ -825,14 +832,14 @@ def make(cuda, load, h):
         # ceil(float64(p) * float64(z)), monotone in z.
         return np.int64(math.ceil(np.float64(p) * np.float64(z)))
 
-    def _partials(DRAW, LP, FAST, TOP2, TOP4):
+    def _partials(DRAW, LP, FAST, TOP2, TOP4, Q3):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
         # the tile maxima describe), UNROLL tokens per thread per round.
         UNROLL = 8
-        QU = FAST_QUADS if FAST else DRAW_QUADS   # quads a thread a round (4 * QU loads in flight)
+        QU = 3 if Q3 else DRAW_QUADS   # quads a thread a round (4 * QU loads in flight)
         QV = 4 * QU
         NLP = MAX_BLOCK if LP else 1   # the float64 log-sum-exp slots of the fused tail
         NG2 = MAX_BLOCK if TOP2 and not TOP4 else 1   # the second-best score slots (TOP2)
@@ -1511,9 +1518,10 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False, top2=False, top4=False):
+    def partials(draw, lp, fast=False, top2=False, top4=False, q3=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
-        # have FAST_MIN_QUADS quads or more (the router decides); top2: the drawing variant that
+        # have FAST_MIN_QUADS quads or more (the router decides); q3 (with fast): its rounds of
+        # three quads (FAST3); top2: the drawing variant that
         # also draws top-p-only and top-k-only rows (row_nuc) and leaves their two best scores
         # for the nucleus pass or its rank form (rocsample.kernels.sampling_hist); top4 (with
         # top2; the routes whose nucleus pass finishes every row): their four best. Each thread still keeps its two best, plus a
@@ -1524,7 +1532,7 @@ def make(cuda, load, h):
         # splits. The row's two best are exact as before; its third and fourth count only above
         # every bound, which a thread holding two of the row's best would raise past them.
         key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2),
-               bool(draw and top2 and top4))
+               bool(draw and top2 and top4), bool(draw and fast and DRAW_FAST and q3))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)

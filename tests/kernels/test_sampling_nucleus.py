@@ -439,7 +439,7 @@ def _listed_rows(plan, rows, vocab, form, position):
 
 
 @pytest.mark.parametrize("form", ["top2", "top4", "temperature"])
-def test_unsettled_threads_are_redrawn_by_the_block(backend, shape, monkeypatch, form):
+def test_unsettled_threads_are_redrawn_by_the_block(backend, shape, monkeypatch, form, fast3):
     # Phase 1's fast pass trusts a thread's order of its best scores only when its next score
     # is clear of them by the approximation's bound; a thread left unsettled has its quads drawn
     # again exactly, by the whole block, each quad by one thread (redraw). Two such threads a
@@ -464,6 +464,7 @@ def test_unsettled_threads_are_redrawn_by_the_block(backend, shape, monkeypatch,
     assert not R.sample_with_margin(lg, seed=seed, position=3, **params)[3].any()
     if form != "temperature":
         assert list(how) == [KF.NUC_W2] * rows
+    fast3()
 
 
 def _best_and_ranks(lg, temp, seed, position, order="llama"):
