@@ -38,10 +38,10 @@ def fast3(request, backend, monkeypatch):
     from rocsample.kernels import sampling_fast as KF
 
     asked = []
+    monkeypatch.setattr(KF, "FAST3", bool(request.param))   # (whatever ROCSAMPLE_FAST3 says)
+    monkeypatch.setattr(rs, "_PLANS", {})   # no cached plan bound the other form's launches
     if request.param:
-        monkeypatch.setattr(KF, "FAST3", True)
         monkeypatch.setattr(KF, "FAST3_MIN_QUADS", KF.FAST_MIN_QUADS)
-        monkeypatch.setattr(rs, "_PLANS", {})   # no cached plan bound the other form's launches
         ns = backend.kernels(K.build)
         for dt in ("float", "f16", "bf16"):
             fast = getattr(ns, dt).fast
