@@ -84,6 +84,20 @@ CAP_BASE = np.float32(127.0 * math.log(2.0) + 2.0 ** -10)
 CAP_SLOPE = np.float32(math.log(2.0) * 2.0 ** -23)
 
 
+def _low_word_ptx(ret, asm: str, constraints: str):
+    """The codegen of an intrinsic whose uint64 arguments, each below 2**32, reach the inline PTX
+    ``asm`` as their low 32 bits (``ret``: the llvmlite type of its one result)."""
+    from llvmlite import ir
+
+    def codegen(context, builder, sig, args):
+        i32 = ir.IntType(32)
+        lo = [builder.trunc(v, i32) for v in args]
+        return builder.asm(ir.FunctionType(ret, [i32] * len(lo)), asm, constraints, lo,
+                           side_effect=False)
+
+    return codegen
+
+
 def _mul_wide_u32(cuda):
     """numba-cuda: the product of two words held in uint64s below 2**32 (a Philox round's
     multiply), as one ``mul.wide.u32`` (inline PTX, an intrinsic); elsewhere None.
@@ -104,15 +118,8 @@ def _mul_wide_u32(cuda):
     def mul_wide_u32(typingctx, a, m):
         if a != types.uint64 or m != types.uint64:
             return None
-        sig = types.uint64(types.uint64, types.uint64)
-
-        def codegen(context, builder, sig, args):
-            i32, i64 = ir.IntType(32), ir.IntType(64)
-            lo = [builder.trunc(v, i32) for v in args]
-            return builder.asm(ir.FunctionType(i64, [i32, i32]), "mul.wide.u32 $0, $1, $2;",
-                               "=l,r,r", lo, side_effect=False)
-
-        return sig, codegen
+        return (types.uint64(types.uint64, types.uint64),
+                _low_word_ptx(ir.IntType(64), "mul.wide.u32 $0, $1, $2;", "=l,r,r"))
 
     return mul_wide_u32
 
@@ -135,15 +142,9 @@ def _k23_f32(cuda):
     def k23_f32(typingctx, x):
         if x != types.uint64:
             return None
-        sig = types.float32(types.uint64)
-
-        def codegen(context, builder, sig, args):
-            lo = builder.trunc(args[0], ir.IntType(32))
-            return builder.asm(ir.FunctionType(ir.FloatType(), [ir.IntType(32)]),
-                               "{ .reg .b32 t; shr.u32 t, $1, 9; cvt.rn.f32.u32 $0, t; }",
-                               "=f,r", [lo], side_effect=False)
-
-        return sig, codegen
+        return (types.float32(types.uint64),
+                _low_word_ptx(ir.FloatType(),
+                              "{ .reg .b32 t; shr.u32 t, $1, 9; cvt.rn.f32.u32 $0, t; }", "=f,r"))
 
     return k23_f32
 
