@@ -428,8 +428,10 @@ def test_one_front_end_for_both_targets_gives_each_targets_own_code(monkeypatch)
     sigs = pathlib.Path(os.environ.get("ROCSAMPLE_KERNEL_SIGS", ROOT / "build" / "kernel-sigs.json"))
     assert sigs.is_file(), f"{sigs}: run the sim tests with ROCSAMPLE_RECORD_KERNELS first"
     want = ("float.fast.argmax()", "float.fast.partials(False,True)")
-    recs = [r for r in compile_check.load_records([str(sigs)]) if r["kernel"] in want]
-    assert sorted(r["kernel"] for r in recs) == sorted(want), f"{sigs} lacks {want}"
+    every = compile_check.load_records([str(sigs)])
+    # (one signature of each: a record holds a kernel at every argument type launched)
+    recs = [next((r for r in every if r["kernel"] == k), None) for k in want]
+    assert None not in recs, f"{sigs} lacks {want}"
     monkeypatch.delenv("ROCSAMPLE_AMD_CACHE", raising=False)  # compile, do not read the cache
     archs = ("gfx1151", "gfx942")
     shared = list(compile_check.compile_all(recs, archs, jobs=1))  # one worker: both in turn
