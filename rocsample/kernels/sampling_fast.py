@@ -852,11 +852,6 @@ def make(cuda, load, h):
         # The tokens are the same: the late fold takes the quad's tokens in reverse index order,
         # ties to the token folded (it precedes every token already folded).
         LATE = FAST and TOP2
-        # The fast pass keeps its rows' maximum without its index: a race row's tail reads the
-        # maximum only for STATUS_NO_FINITE (its token is the Gumbel winner), a nucleus row's
-        # histogram state only its value (HS_KMAX's key, and whether it is finite), so the
-        # split's partial names its first token instead (NOIDX).
-        NOIDX = FAST
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -926,16 +921,18 @@ def make(cuda, load, h):
         quad_first = drawing_folds(True)[1]
 
         @cuda.jit(device=True, cache=JIT_CACHE)
-        def fold_fast(v, x, j, inv_t, lbc, bv, bi, a1, i1, a2, i2, a3, lm, ls):
-            # One token of a drawing row on the fast pass (x: its Philox word): the maximum (and
-            # the LP pair) as in fold_draw; then, unless even the noise's cap leaves its score
+        def fold_fast(v, x, j, inv_t, lbc, bv, a1, i1, a2, i2, a3, lm, ls):
+            # One token of a drawing row on the fast pass (x: its Philox word): the maximum
+            # without its index (a race row's tail reads the maximum only for STATUS_NO_FINITE:
+            # its token is the Gumbel winner; a nucleus or rank row's histogram state only its
+            # value, HS_KMAX's key and whether it is finite) and the LP pair; then, unless even the noise's cap leaves its score
             # below lb (a lower bound of the block's best exact score, so the token cannot win;
             # lbc = float32(lb - CAP_BASE): the test float32(s - key * CAP_SLOPE) < lbc implies
             # s + CAP_BASE - key * CAP_SLOPE < lb as reals, as rounding keeps order, so the
             # token's exact score float32(s + gumbel) <= lb, below the two tokens lb bounds
             # from below with room; one FFMA and a compare a token, the slope its immediate),
             # its approximate score float32(v * inv_t) + gumbel_fast into the
-            # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens). j, bi, i1, i2 are int32
+            # thread's three best, a1 >= a2 >= a3 (i1, i2: their tokens). j, i1, i2 are int32
             # (the row's index fits: n < 2**31): with int64 ones every token paid a 64-bit index
             # add and two selects more (sm_90: 571 -> 552 SASS instructions a round of 8 tokens,
             # rocsample/kernels/philox.py's notes have the rest). A score that is
@@ -949,14 +946,10 @@ def make(cuda, load, h):
             d = uniform_comp(x)
             key = gumbel_cap_key(d)
             if is_finite(v):
-                if NOIDX:
-                    if FMAX:
-                        bv = fmax(bv, v)
-                    elif v > bv:
-                        bv = v
+                if FMAX:
+                    bv = fmax(bv, v)
                 elif v > bv:
                     bv = v
-                    bi = j
                 s = np.float32(v * inv_t)
                 if not s - key * _CAP_SLOPE < lbc:
                     a = s + gumbel_fast_ud(_F32_1 - d, d)
@@ -979,7 +972,7 @@ def make(cuda, load, h):
                         a3 = _F32_NAN
                 if LP:
                     lm, ls = lse_add32(lm, ls, v)
-            return bv, bi, a1, i1, a2, i2, a3, lm, ls
+            return bv, a1, i1, a2, i2, a3, lm, ls
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def publish_bound(sm_lb, a1, lb, less):
@@ -1170,8 +1163,6 @@ def make(cuda, load, h):
                     i2 = np.int32(n)
                     lb = _F32_NINF
                     lbc = _F32_NINF   # lb - CAP_BASE (fold_fast's cap test)
-                    # (the maximum's index as int32 through the fast loops: fold_fast)
-                    bj = np.int32(bi)
                     while c + last < qb:
                         for u in range(QU):
                             j = (c + np.int64(u) * bs1) << np.int64(2)
@@ -1181,17 +1172,17 @@ def make(cuda, load, h):
                             cu = c + np.int64(u) * bs1
                             jj = np.int32(cu << np.int64(2))
                             x0, x1, x2, x3 = quad_words(sd, ps, cu)
-                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u], x0, jj, inv_t, lbc, bv, bj, a1, i1, a2, i2, a3, lm,
+                            bv, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u], x0, jj, inv_t, lbc, bv, a1, i1, a2, i2, a3, lm,
                                 ls)
-                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 1], x1, np.int32(jj + 1), inv_t, lbc, bv, bj, a1, i1,
+                            bv, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 1], x1, np.int32(jj + 1), inv_t, lbc, bv, a1, i1,
                                 a2, i2, a3, lm, ls)
-                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 2], x2, np.int32(jj + 2), inv_t, lbc, bv, bj, a1, i1,
+                            bv, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 2], x2, np.int32(jj + 2), inv_t, lbc, bv, a1, i1,
                                 a2, i2, a3, lm, ls)
-                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
-                                vals[4 * u + 3], x3, np.int32(jj + 3), inv_t, lbc, bv, bj, a1, i1,
+                            bv, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                                vals[4 * u + 3], x3, np.int32(jj + 3), inv_t, lbc, bv, a1, i1,
                                 a2, i2, a3, lm, ls)
                         c += span
                         # (TOP2: a bound of the block's second best, from the thread's second)
@@ -1207,12 +1198,12 @@ def make(cuda, load, h):
                         jj = np.int32(j)
                         x0, x1, x2, x3 = quad_words(sd, ps, c)
                         for u in range(4):
-                            bv, bj, a1, i1, a2, i2, a3, lm, ls = fold_fast(
+                            bv, a1, i1, a2, i2, a3, lm, ls = fold_fast(
                                 load(xr, 0, j + np.int64(u)), pick4(x0, x1, x2, x3, u),
-                                np.int32(jj + u), inv_t, lbc, bv, bj, a1, i1, a2, i2, a3, lm, ls)
+                                np.int32(jj + u), inv_t, lbc, bv, a1, i1, a2, i2, a3, lm, ls)
                         c += bs1
-                    bi = np.int64(bj)
-                    if NOIDX and bv > _F32_NINF:
+                    # (the split's partial names its first token for the maximum: fold_fast)
+                    if bv > _F32_NINF:
                         bi = lo
                     # the winner: i1 or i2 by their exact scores, in index order after thread 0's
                     # partial first quad; or, unsettled, every quad of the thread drawn again,
