@@ -290,18 +290,14 @@ def _compile(rec: dict) -> list[dict]:
             comgr_standin.KEEP_OPTIMIZED_IR = want_ir
             try:
                 if kern is None:
-                    try:
-                        # what HIPDispatcher.compile does before it loads the code on a device
-                        kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
-                    except Exception as e:  # noqa: BLE001 - every failure is reported
-                        lines = str(e).strip().splitlines()
-                        front_error = f"{type(e).__name__}: {lines[0] if lines else ''}"
-                        res["error"] = front_error
-                        continue
+                    # what HIPDispatcher.compile does before it loads the code on a device
+                    kern = _Kernel(disp.py_func, _argtypes(rec["args"]), **disp.targetoptions)
                 codeobj = kern._codelibrary.get_codeobj(arch)
             except Exception as e:  # noqa: BLE001 - every failure is reported, with its type
                 lines = str(e).strip().splitlines()
                 res["error"] = f"{type(e).__name__}: {lines[0] if lines else ''}"
+                if kern is None:  # the front end: every later target fails with it
+                    front_error = res["error"]
                 continue
             finally:
                 comgr_standin.KEEP_OPTIMIZED_IR = False
