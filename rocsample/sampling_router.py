@@ -441,7 +441,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     c1, c2, c3 = o.counts[1 if r.draw else 0]
     # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
     fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
-    # (its three-quad form where they stream FAST3_MIN_QUADS or more, when FAST3 is on; not
+    # (its three-quad form where they stream FAST3_MIN_QUADS or more, unless FAST3 is off; not
     # with logprobs, whose three-quad forms spill 16-28 bytes on sm_90)
     q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B
     variant = (r.draw, want_lp, fast, r.nuc, r.top4) + ((True,) if q3 else ())

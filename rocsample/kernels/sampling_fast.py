@@ -142,9 +142,9 @@ DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: a round of 8) for launches whose threads stream FAST3_MIN_QUADS quads or more. On an H100
 #: (forty-first session, every fast launch in three quads): temperature 256 x 151936 -5.5%,
 #: 64 x 151936 -3.8%, top_p alone 256 x 151936 -1.7%, but 64 x 32000 (7.8 quads a thread)
-#: +1.8% / +2.8%: hence the floor. Off until the device gate has run it (``ROCSAMPLE_FAST3=1``
-#: turns it on; docs/PERF_NOTES.md).
-FAST3 = os.environ.get("ROCSAMPLE_FAST3", "0") != "0"
+#: +1.8% / +2.8%: hence the floor. On by default since the forty-second session
+#: (``ROCSAMPLE_FAST3=0`` turns it off, for A/B timings; docs/PERF_NOTES.md).
+FAST3 = os.environ.get("ROCSAMPLE_FAST3", "1") != "0"
 FAST3_MIN_QUADS = 16
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the
 #: approximate Gumbel noise, plus two float32 roundings of the score (2**-23 relative each) with
