@@ -91,8 +91,8 @@ def fake_launches(plan, route):
     from rocsample import sampling_router as R
 
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False, top4=False:
-                             "p4" if top4 else "p",
+        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False, top4=False,
+                             q3=False: "p4" if top4 else "p",
                              finalize=lambda large=False: "f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
@@ -106,6 +106,36 @@ def fake_launches(plan, route):
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
                      (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
     return R.launches(plan, kn, route, ops)
+
+
+@pytest.mark.parametrize("rows,vocab,lp,on,want", [
+    (64, 32000, False, True, False),     # 7.8 quads a thread: two quads a round
+    (64, 151936, False, True, True),     # 18.5
+    (256, 151936, False, True, True),
+    (256, 151936, True, True, False),    # logprobs: the three-quad forms would spill
+    (256, 151936, False, False, False)])  # ROCSAMPLE_FAST3=0
+def test_phase_1_takes_three_quads_a_round_from_its_floor_without_logprobs(
+        monkeypatch, rows, vocab, lp, on, want):
+    # the forty-first session's A/B: faster from 16 quads a thread, slower at 64 x 32000 (7.8)
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    monkeypatch.setattr(KF, "FAST3", on)
+    plan = _plan(rows, vocab)
+    assert (plan.chunk_draw >= 4 * KF.FAST3_MIN_QUADS * plan.block) == (vocab > 32000)
+    forms = []
+    from types import SimpleNamespace
+
+    def partials(d, lp, fast=False, top2=False, top4=False, q3=False):
+        forms.append((fast, q3))
+        return "p"
+    kn = SimpleNamespace(float=SimpleNamespace(fast=SimpleNamespace(
+        partials=partials, finalize=lambda large=False: "f")))
+    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
+    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, lp, False,
+                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
+    R.launches(plan, kn, R.Route(draw=True), ops)
+    assert forms == [(True, want)]
 
 
 def test_a_drawing_route_launches_every_kernel_with_its_splits():
