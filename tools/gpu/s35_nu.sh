@@ -35,10 +35,12 @@ SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
 read -r -a MD <<< "${MODES:---topk1000 --topp_alone}"
 ARGS=(--graph --bench-inputs "${MD[@]}" --shapes "$SH")
 IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8,nucleus=4;ROCSAMPLE_NUC_UNROLL=8}"
-kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings
+kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings (a pass under PLIM, default
+  # 240 s: the forty-second session's pass of 3 modes at 6 shapes, then under a fixed 100 s, was
+  # cut after 4 of its 18 cases)
   local -a set
   read -r -a set <<< "${VS[$1]}"
-  KLIM=${2:-100} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
+  KLIM=${2:-${PLIM:-240}} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
 }
 for i in "${!VS[@]}"; do
   echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
