@@ -43,14 +43,16 @@ def pytest_configure(config):
 
 
 #: The device suite's longest files, longest first (seconds of test time on an H100, the
-#: forty-second session's first gate, 8 workers): test_fuzz_sampler 168, kernels/test_sampling
-#: 165, test_fuzz_sampling 118, test_sampling_nucleus 112, test_sampling_fast 100,
+#: forty-second session's first gate, 8 workers: bench/results/nvidia-h100-s42-84d40e3-gate-
+#: junit.xml.gz): test_fuzz_sampler 168, kernels/test_sampling 165, test_fuzz_sampling 118,
+#: test_sampling_nucleus 112, test_sampling_fast 100,
 #: test_half_nucleus_pass_never_recorded_for_the_amd_gate 100, test_sampling_hist 57,
-#: test_sampling_errors_audit 49 (of 1500 s in 138 files). On a GPU backend they are collected
+#: test_sampling_errors_audit 49 (of 1484 s in 137 files). On a GPU backend they are collected
 #: first: the device gate (``python -m rocsample.check``) hands whole files to its workers in
 #: collection order (``--dist loadfile --no-loadscope-reorder``), and pytest-xdist's own order,
-#: by test count, handed the two-test file of 168 s out last (a model of its scheduling over
-#: that gate's durations: 296 s against about 211 with these first; the gate took 321 s).
+#: by test count, handed the two-test file of 168 s out last (``python tools/gate_order.py
+#: JUNIT`` replays that scheduling: 296 s for xdist's order, 211 with these first; the gate
+#: took 321 s), and lists the longest files of a newer report.
 GATE_LONG_FILES = ("tests/fuzz/test_fuzz_sampler.py", "tests/kernels/test_sampling.py",
                    "tests/fuzz/test_fuzz_sampling.py", "tests/kernels/test_sampling_nucleus.py",
                    "tests/kernels/test_sampling_fast.py",
