@@ -4,7 +4,6 @@ copy runs: stop 0 draws what the package draws, stop 9 returns before any stage 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.tool_module import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("fin_stages", ROOT / "tools/gpu/fin_stages.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("tools/gpu/fin_stages.py")
 
 
 def test_every_stop_finds_its_anchor_once():

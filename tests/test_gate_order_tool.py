@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 from pathlib import Path
+
+from tests.tool_module import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("gate_order", ROOT / "tools/gate_order.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("tools/gate_order.py")
 
 
 def _junit(path, cases):

@@ -3,22 +3,16 @@ recorder (tools/kernel_sigs.py) only calls the factories it lists in ``FACTORY_A
 kernel was launched by the sim suite but never recorded, so the PTX check, ``make sass`` and the
 AMD offline gate never compiled it. Every factory of the fast namespace is listed now."""
 
-import importlib.util
-from pathlib import Path
 from types import FunctionType
 
 import pytest
 
 from rocsample.kernels import sampling as KS
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.tool_module import load_tool
 
 
 def _kernel_sigs():
-    spec = importlib.util.spec_from_file_location("kernel_sigs", ROOT / "tools" / "kernel_sigs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("tools/kernel_sigs.py")
 
 
 def test_the_recorder_reaches_every_kernel_factory(backend):
