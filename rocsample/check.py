@@ -54,10 +54,11 @@ def _keep_order() -> list[str]:
         import inspect
 
         import xdist.plugin
-    except ImportError:
+
+        src = inspect.getsource(xdist.plugin)
+    except (ImportError, OSError, TypeError):   # no xdist, or no source to read
         return []
-    return ["--no-loadscope-reorder"] if "--no-loadscope-reorder" in inspect.getsource(
-        xdist.plugin) else []
+    return ["--no-loadscope-reorder"] if "--no-loadscope-reorder" in src else []
 
 
 def _run_tests(backend: str, junit: Path, extra: list[str], jobs: int = 1) -> dict:

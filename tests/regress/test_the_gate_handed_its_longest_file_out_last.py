@@ -57,3 +57,13 @@ def test_the_longest_files_exist_and_come_first_in_their_order():
            f"{GATE_LONG_FILES[0]}::v1", f"{GATE_LONG_FILES[1]}::u2", "tests/a/test_x.py::t3"]
     got = [ids[i] for i in gate_order(ids)]
     assert got == [ids[3], ids[1], ids[4], ids[0], ids[2], ids[5]]
+
+
+def test_an_xdist_without_readable_source_is_not_given_the_flag(monkeypatch):
+    pytest.importorskip("xdist")
+    import inspect
+
+    def no_source(obj):
+        raise OSError("could not get source code")
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    assert check._keep_order() == []
