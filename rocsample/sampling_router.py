@@ -444,8 +444,7 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # (its three-quad form where they stream FAST3_MIN_QUADS or more, unless FAST3 is off; not
     # with logprobs, whose three-quad forms spill 16-28 bytes on sm_90)
     q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B
-    variant = (r.draw, want_lp, fast, r.nuc, r.top4) + ((True,) if q3 else ())
-    L.append((kn.fast.partials(*variant), (S, n), B,
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status, o.cflag)))
