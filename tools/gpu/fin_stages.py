@@ -24,21 +24,20 @@ def _stop(n: int, value: str, ind: str = _IND) -> str:
             f"{ind}        tokens[row] = np.int32({value})\n{ind}    return\n")
 
 
-#: (anchor, text, where): text goes "after" or "before" the anchor's one occurrence
+#: (anchor, text, where): text goes "after" or "before" the anchor's one occurrence (stop 9
+#: after the finalize's tid and bs, before its shared arrays)
 EDITS = [
     ('DRAW_FAST = os.environ.get("ROCSAMPLE_DRAW_FAST", "1") != "0"\n',
      'FIN_STOP = int(os.environ.get("ROCSAMPLE_FIN_STOP") or 0)\n', "after"),
-    (f"{_IND}tid = cuda.threadIdx.x\n{_IND}bs = cuda.blockDim.x\n"
-     f"{_IND}sm_c = cuda.shared.array(MAX_BLOCK, np.int64)\n"
-     f"{_IND}sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)\n",
-     None, 9),
+    (f"{_IND}sm_c = cuda.shared.array(MAX_BLOCK, np.int64)\n"
+     f"{_IND}sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)\n", _stop(9, "n"), "before"),
     (f"{_IND}lse = row_lse(res)\n", _stop(1, "cv & 1023"), "after"),
     (f"{_IND}# the bin where the count from the maximum down reaches k\n",
      _stop(2, "hist[3] + hist[7] + np.int32(kmax & 7)"), "before"),
     (f"{_IND}if tau < _I64_0:\n{_IND}    tau = _I64_0\n", _stop(3, "tau & 1023"), "after"),
     (f"{_IND}nq = np.int64(cnt[1])\n", _stop(4, "nq + np.int64(tl[0])"), "after"),
-    (f"{_IND}    C = np.int64(cnt[0])\n{_IND}if nq > TLM or C > cap:\n",
-     None, 5),
+    (f"{_IND}if nq > TLM or C > cap:\n", _stop(5, "C + (cand[0] & 255)", _IND + "    "),
+     "before"),   # (inside the gather's branch, after its count)
     (f"{_IND}# (c) filters on the sorted prefix.",
      _stop(6, "np.int64(cnt[2]) + (cand[0] & 255) + (mass[1] & 1023)"), "before"),
     (f"{_IND}# (d) Gumbel-max over the L survivors", _stop(7, "L"), "before"),
@@ -53,17 +52,7 @@ def staged(src: str) -> str:
         n = out.count(anchor)
         if n != 1:
             raise ValueError(f"fin_stages: anchor found {n} times, not once: {anchor!r}")
-        if where == 9:   # the first stop: after tid and bs, before the shared arrays
-            head = f"{_IND}tid = cuda.threadIdx.x\n{_IND}bs = cuda.blockDim.x\n"
-            new = head + _stop(9, "n") + anchor[len(head):]
-        elif where == 5:   # inside the gather's branch, after its count
-            cut = anchor.index(f"{_IND}if nq > TLM")
-            new = anchor[:cut] + _stop(5, "C + (cand[0] & 255)", _IND + "    ") + anchor[cut:]
-        elif where == "after":
-            new = anchor + text
-        else:
-            new = text + anchor
-        out = out.replace(anchor, new)
+        out = out.replace(anchor, anchor + text if where == "after" else text + anchor)
     return out
 
 
