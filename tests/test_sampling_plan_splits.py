@@ -79,21 +79,21 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
     assert 1 <= draw_splits(rows, vocab, splits, cus) <= splits
 
 
-def fake_launches(plan, route):
+def fake_launches(plan, route, want_lp=False, partials=None):
     """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
     tile finalize, "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
-    position advance) and for the operands (each scratch view by its name; the counters "c1" ..
-    "c3" of the plan's splits, "d1" .. "d3" of its drawing splits, "f2" / "f3" of the
-    row-strided passes, "g" of the argmax kernel, "nu" of the nucleus pass): [(kernel, grid,
-    block, args)]."""
+    position advance; ``partials``: phase 1's factory instead) and for the operands (each
+    scratch view by its name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of
+    its drawing splits, "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of
+    the nucleus pass): [(kernel, grid, block, args)]."""
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
 
+    def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False):
+        return "p4" if top4 else "p"
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=lambda d, lp, fast=False, top2=False, top4=False,
-                             q3=False: "p4" if top4 else "p",
-                             finalize=lambda large=False: "f"),
+        fast=SimpleNamespace(partials=partials or stand_in, finalize=lambda large=False: "f"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
                              _sample_nucleus_kernel="n",
@@ -103,8 +103,8 @@ def fake_launches(plan, route):
                              _sample_rank4_kernel="r4")),
         _advance_position_kernel="a")
     w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
-    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, False, False,
-                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
+    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, want_lp,
+                     False, (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
     return R.launches(plan, kn, route, ops)
 
 
@@ -124,17 +124,11 @@ def test_phase_1_takes_three_quads_a_round_from_its_floor_without_logprobs(
     plan = _plan(rows, vocab)
     assert (plan.chunk_draw >= 4 * KF.FAST3_MIN_QUADS * plan.block) == (vocab > 32000)
     forms = []
-    from types import SimpleNamespace
 
     def partials(d, lp, fast=False, top2=False, top4=False, q3=False):
         forms.append((fast, q3))
         return "p"
-    kn = SimpleNamespace(float=SimpleNamespace(fast=SimpleNamespace(
-        partials=partials, finalize=lambda large=False: "f")))
-    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand")}
-    ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, lp, False,
-                     (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
-    R.launches(plan, kn, R.Route(draw=True), ops)
+    fake_launches(plan, R.Route(draw=True), want_lp=lp, partials=partials)
     assert forms == [(True, want)]
 
 
