@@ -20,6 +20,7 @@ __all__ = ["SamplingPlan", "argmax_shape", "choose_splits", "draw_splits"]
 
 _BLOCK = 256
 _MAX_SPLITS = 1024
+assert _MAX_SPLITS <= KF.SPLITS_MAX  # (the large finalize's offsets of its split lists)
 #: Each split should stream at least this many elements (amortises its partial and launch).
 _MIN_PER_SPLIT = 1024
 #: At most one wave of (split x row) blocks: this many per compute unit.
@@ -251,7 +252,11 @@ class SamplingPlan:
                   ("tm", np.float32, (r, s * tpt))]
         if filters:
             layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS)),
-                       ("cand", np.int64, (r, KH.CAPG))]
+                       ("cand", np.int64, (r, KH.CAPG)),
+                       # the large tile finalize's candidates, gathered a (split, row) at a
+                       # time (kernels.sampling_fast's gather(): the count, then the
+                       # composites; a split holds at most its chunk's tokens)
+                       ("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw)))]
         off = 0
         self.layout = []
         for name, dt, shape in layout:

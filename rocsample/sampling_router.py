@@ -45,8 +45,8 @@ from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
-__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "TILE_LARGE", "after", "check_filters",
-           "conditional", "launches", "modes", "route", "tile_large_fits"]
+__all__ = ["Host", "Operands", "Route", "TILE_GATHER", "TILE_KMAX", "TILE_LARGE", "after",
+           "check_filters", "conditional", "launches", "modes", "route", "tile_large_fits"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
@@ -58,6 +58,11 @@ TILE_KMAX = KF.KCAP
 #: False, never (those rows take the histogram path). ``ROCSAMPLE_TILE_LARGE=1`` / ``0`` sets
 #: True / False at import (device timings).
 TILE_LARGE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_LARGE", ""))
+#: The large form's candidates gathered by a launch of their own before it (``KF.gather()``: a
+#: block a (split, row) of phase 1's grid, where the finalize's one block a row read every
+#: token of about a thousand tiles: docs/PERF_NOTES.md, "Forty-third session").
+#: ``ROCSAMPLE_TILE_GATHER=0``: the finalize gathers them itself (timings).
+TILE_GATHER = os.environ.get("ROCSAMPLE_TILE_GATHER", "1") != "0"
 #: The share of the large form's candidate list the expected candidates may fill (the rest is
 #: room for rows whose largest tokens crowd into fewer tiles than random ones; past the list,
 #: the radix fallback, exact but one block reading the row five times).
@@ -225,6 +230,7 @@ class Route:
     vllm: bool = False
     dev: bool = False
     large: bool = False  # the tile finalize's large form (kcap is then KF.KCAP_L)
+    gather: bool = False  # (large) its candidates by the gather kernel, launched before it
     nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
@@ -261,7 +267,8 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     kcap, large = tile_limit(plan, host)
     m = modes(plan, host, kcap)
     if m is None:
-        return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
+        return Route(True, True, True, True, kcap, vllm, dev=True, large=large,
+                     gather=large and TILE_GATHER)
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
     hrow = m == KF.MODE_HIST
@@ -283,12 +290,13 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
-                     finish=True, rank=rank,
+                     finish=True, rank=rank, gather=large and tile and TILE_GATHER,
                      top4=plan.n_rows > (NUC_RANK_TOP2_ROWS if rank else NUC_FINISH_TOP2_ROWS))
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank,
-                 top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS)
+                 top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS,
+                 gather=large and tile and TILE_GATHER)
 
 
 def nucleus_on(plan) -> bool:
@@ -388,13 +396,18 @@ def after(r: Route, advance_position: bool):
     chain."""
     if not (r.tile and r.hist):
         return None
-    deps = [(0, ()), (0, (0,)), (1, (0,))]  # phase 1, tile finalize, nucleus or histogram pass
+    deps = [(0, ())]  # phase 1
+    if r.gather:
+        deps.append((0, (0,)))  # the large finalize's gather
+    deps.append((0, (len(deps) - 1,)))  # the tile finalize
+    fin = len(deps) - 1
+    deps.append((1, (0,)))  # the nucleus or histogram pass
     if r.nuc:
-        deps.append((1, (2,)))  # the histogram pass
+        deps.append((1, (len(deps) - 1,)))  # the histogram pass
     if r.select:
         deps.append((1, (len(deps) - 1,)))
     if advance_position:
-        deps.append((0, (1, len(deps) - 1)))
+        deps.append((0, (fin, len(deps) - 1)))
     return tuple(deps)
 
 
@@ -417,7 +430,7 @@ def conditional(plan, r: Route):
         # (only where every histogram-path row is the pass's: phase 1 asks for none of the
         # rows it draws for the pass, which the pass of the other kind would leave unasked)
         return None
-    first = 1 + int(r.tile) + int(r.nuc)
+    first = 1 + int(r.tile) + int(r.gather) + int(r.nuc)
     return (first, first + 1)
 
 
@@ -449,11 +462,15 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
                o.status, o.cflag)))
     if r.tile:
-        L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
-                  (o.x, nv, S, chunk, plan.tpt, plan.cap_large if r.large else plan.cap, r.kcap,
-                   temp, topk, topp, minp,
+        cap = plan.cap_large if r.large else plan.cap
+        if r.gather:  # (at phase 1's grid and block: the tile maxima's layout)
+            L.append((kn.fast.gather(), (S, n), B,
+                      (o.x, nv, S, chunk, plan.tpt, r.kcap, temp, topk, topp, minp, vllm,
+                       w["pf"], w["pi"], w["tm"], w["gc"])))
+        L.append((kn.fast.finalize(r.large, r.gather), n, plan.fast_final_block,
+                  (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
-                   o.logprobs, o.status)))
+                   o.logprobs, o.status, w["gc"])))
     # the count of phase 1's tile maxima a row (top-k rows' tile bound in the histogram code,
     # at whatever split count the pass that runs it has: row-strided, one block)
     tiles = S * plan.tpt

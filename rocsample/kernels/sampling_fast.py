@@ -169,6 +169,9 @@ GU = 8
 TPRE = 8
 #: Qualifying tiles the candidate gather takes (more: the overflow path).
 TLMAX = 1024
+#: Most splits a row (``rocsample.sampling_plan._MAX_SPLITS``): the large finalize's offsets of
+#: the gather kernel's split lists.
+SPLITS_MAX = 1024
 #: Slots per folding thread, and folding threads, of the two-level block reductions
 #: (NFOLD * FOLD >= MAX_BLOCK and >= KCAP).
 FOLD = 16
@@ -1787,17 +1790,21 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    def _finalize(LARGE):
+    def _finalize(LARGE, PRE):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
       # shared memory (48 KB of static shared memory a block): a longer candidate list and tile
       # list (int16), the sorted candidates kept in the list itself (bitonic sort in place, or
       # the rank-scattered copy in its upper half), their values read back from the keys, the
       # tile bins read again from the tile maxima, and the counting rank's counts in the
       # histogram (free by then); top-p by a block scan of the masses.
+      # PRE (LARGE only): the candidates come gathered by ``gather()``'s launch, a block a
+      # (split, row), in the scratch ``gc``: no tile maxima are read here (G = 0 empties the
+      # histogram, tile list and gather loops), the split lists are copied into cand instead.
       KC = KCAP_L if LARGE else KCAP
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
-      TLM = TLMAX_L if LARGE else TLMAX
+      TLM = 1 if PRE else TLMAX_L if LARGE else TLMAX
+      OFS_N = SPLITS_MAX + 1 if PRE else 1
       TL_DT = np.int16 if LARGE else np.int32
       SB_N = 1 if LARGE else GMAX
       SRT_N = 1 if LARGE else KCAP
@@ -1807,7 +1814,7 @@ def make(cuda, load, h):
       @cuda.jit(cache=JIT_CACHE)
       def kern(x, n, nsplit, chunk, tpt, cap, kcap, temp, topk, topp,
                                        minp, vllm, seed, pos, lp, pf, pi, tm, tokens,
-                                       logprobs, status):
+                                       logprobs, status, gc):
           row = cuda.blockIdx.x
           # The row's parameters, loaded once here (a load after a barrier is not merged with
           # one before it: each would be a round trip on the critical path).
@@ -1837,10 +1844,13 @@ def make(cuda, load, h):
           grp = cuda.shared.array(NGRP, np.int32)
           cnt = cuda.shared.array(4, np.int32)
           sm_r = cuda.shared.array(16, np.int64)
+          offs = cuda.shared.array(OFS_N, np.int32)
           bsw = np.int64(bs)
           # This thread's first tile maxima are loaded first, so their latency hides behind
           # the split reduction.
           G = np.int64(nsplit) * np.int64(tpt)
+          if PRE:
+              G = _I64_0
           tv = cuda.local.array(TPRE, np.float32)
           for u in range(TPRE):
               j = np.int64(tid) + np.int64(u) * bsw
@@ -1911,7 +1921,8 @@ def make(cuda, load, h):
               j += bsw
           cuda.syncthreads()
           # the bin where the count from the maximum down reaches k
-          bin_select(hist, grp, sm_r, kk, tid, bs)
+          if not PRE:
+              bin_select(hist, grp, sm_r, kk, tid, bs)
           bsel = sm_r[0]
           tau = kmax - bin_dlim(bsel)
           if tau < _I64_0:
@@ -1939,6 +1950,43 @@ def make(cuda, load, h):
                   hist[b_] = np.int32(0)
                   b_ += bs
           cuda.syncthreads()
+          if PRE:
+              # (b) the candidates gather() found, a list a split (its count in slot 0, its
+              # composites after it): the lists' offsets in cand by thread 0, then each slot
+              # of cand from its split's list. A list past its room or past cap in all: the
+              # overflow path below (cnt[0] = cap + 1).
+              s_ = tid
+              while s_ < nsplit:
+                  offs[s_] = np.int32(min(gc[row, s_, 0], np.int64(cap) + _I64_1))
+                  s_ += bs
+              cuda.syncthreads()
+              if tid == 0:
+                  over = np.int64(cap) + _I64_1
+                  seg = min(np.int64(cap), np.int64(gc.shape[2]) - _I64_1)
+                  tot = _I64_0
+                  for s2 in range(nsplit):
+                      c2 = np.int64(offs[s2])
+                      offs[s2] = np.int32(tot)
+                      if c2 > seg:
+                          c2 = over
+                      tot = min(tot + c2, over)
+                  cnt[0] = np.int32(tot)
+              cuda.syncthreads()
+              ct = np.int64(cnt[0])
+              if ct <= np.int64(cap):
+                  j = np.int64(tid)
+                  while j < ct:
+                      # the split whose list holds slot j: the last s with offs[s] <= j
+                      a_ = _I64_0
+                      b2 = np.int64(nsplit)
+                      while b2 - a_ > _I64_1:
+                          mid = (a_ + b2) >> _I64_1
+                          if np.int64(offs[mid]) <= j:
+                              a_ = mid
+                          else:
+                              b2 = mid
+                      cand[j] = gc[row, a_, _I64_1 + j - np.int64(offs[a_])]
+                      j += bsw
           nq = np.int64(cnt[1])
           C = _I64_0
           if nq <= TLM:
@@ -2251,13 +2299,104 @@ def make(cuda, load, h):
 
     finals = {}
 
-    def finalize(large=False):
-        # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP).
-        key = bool(large)
+    def finalize(large=False, pre=False):
+        # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP); ``pre``
+        # (large only): its candidates from ``gather()``'s launch before it.
+        key = (bool(large), bool(large) and bool(pre))
         kern = finals.get(key)
         if kern is None:
-            kern = finals[key] = _finalize(key)
+            kern = finals[key] = _finalize(*key)
         return kern
+
+    def _gather():
+        @cuda.jit(cache=JIT_CACHE)
+        def kern(x, n, nsplit, chunk, tpt, kcap, temp, topk, topp, minp, vllm, pf, pi, tm, gc):
+            # The large tile finalize's candidates, a block a (split, row) of phase 1's grid
+            # (its chunk and block, which the tile maxima describe): every block of a tile row
+            # finds the row's tau as the finalize does (the split partials' maximum, the
+            # histogram of the row's tile maxima, the bin where they reach k), then gathers the
+            # finite tokens with key >= tau of its split's tiles in those bins (thread t streams
+            # the tokens lo + t + u * bs of tile t mod tpt, as phase 1 did) into
+            # gc[row, split] (the count, then the composites; past the list's room only the
+            # count). The same candidates as the finalize's own gather, in another order (the
+            # finalize ranks them). Rows of other modes and rows without a finite logit write
+            # nothing (the finalize reads no list for them).
+            split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
+            t = temp[row]
+            k = topk[row]
+            p = topp[row]
+            mp = minp[row]
+            sm_c = cuda.shared.array(MAX_BLOCK, np.int64)
+            f1c = cuda.shared.array(NFOLD, np.int64)
+            sm_r = cuda.shared.array(16, np.int64)
+            hist = cuda.shared.array(NBIN, np.int32)
+            grp = cuda.shared.array(NGRP, np.int32)
+            cnt = cuda.shared.array(1, np.int32)
+            lst = cuda.shared.array(CAND_MAX_L, np.int64)
+            bsw = np.int64(bs)
+            if row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
+                return   # (block-uniform, before any barrier)
+            b_ = tid
+            while b_ < NBIN:
+                hist[b_] = np.int32(0)
+                b_ += bs
+            if tid == 0:
+                cnt[0] = np.int32(0)
+            cv, _cg, _lm, _ls = split_fold(pf, pi, row, n, nsplit, 0, 0, tid, bs)
+            cv = fold_max(cv, tid, bs, sm_c, f1c, sm_r)   # (its barriers publish the zeros)
+            if cv < _I64_0:
+                return
+            is_vllm = vllm != 0
+            inv_t = _F32_1 / t
+            kmax = filter_key(key_value(cv >> _S31), inv_t, is_vllm)
+            G = np.int64(nsplit) * np.int64(tpt)
+            j = np.int64(tid)
+            while j < G:
+                v = tm[row, j]
+                if is_finite(v):
+                    atomic_add(hist, dist_bin(kmax - filter_key(v, inv_t, is_vllm)),
+                               np.int32(1))
+                j += bsw
+            cuda.syncthreads()
+            bin_select(hist, grp, sm_r, np.int64(k), tid, bs)
+            bsel = sm_r[0]
+            tau = kmax - bin_dlim(bsel)
+            if tau < _I64_0:
+                tau = _I64_0
+            tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
+            if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
+                vals = cuda.local.array(GU, np.float32)
+                i = lo + np.int64(tid)
+                while i < hi:
+                    load_round(x, row, i, hi, bsw, vals)
+                    for u in range(GU):
+                        v = vals[u]
+                        if is_finite(v):
+                            key = filter_key(v, inv_t, is_vllm)
+                            if key >= tau:
+                                slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+                                if slot < CAND_MAX_L:
+                                    lst[slot] = comp(key, i + np.int64(u) * bsw)
+                    i += bsw * np.int64(GU)
+            cuda.syncthreads()
+            c = np.int64(cnt[0])
+            lim = min(c, np.int64(gc.shape[2]) - _I64_1)
+            j = np.int64(tid)
+            while j < lim:
+                gc[row, split, _I64_1 + j] = lst[j]
+                j += bsw
+            if tid == 0:
+                gc[row, split, 0] = c
+
+        return kern
+
+    gathers = []
+
+    def gather():
+        # The large tile finalize's candidate gather (``finalize(True, pre=True)`` reads it).
+        if not gathers:
+            gathers.append(_gather())
+        return gathers[0]
 
     helpers = SimpleNamespace(row_mode=row_mode, row_nuc=row_nuc, block_max=block_max,
                               filter_key=filter_key, key_value=key_value,
@@ -2270,4 +2409,4 @@ def make(cuda, load, h):
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
     return SimpleNamespace(helpers=helpers, partials=partials, argmax=argmax,
-                           finalize=finalize)
+                           finalize=finalize, gather=gather)

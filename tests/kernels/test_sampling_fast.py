@@ -24,13 +24,16 @@ from tests.kernels.test_sampling import run_shape as _run
 shape = path_shape("the fast path", sim=dict(splits=2), gpu={})
 
 
-@pytest.fixture(params=["small", "large"])
+@pytest.fixture(params=["small", "large", "large_own"])
 def form(request, monkeypatch):
     """The tile finalize's form the case runs through: its small one (top_k <= KCAP) as the
-    router picks, or the large one (``finalize(True)``) for every top-k row."""
-    if request.param == "large":
+    router picks, or the large one (``finalize(True)``) for every top-k row, with its
+    candidates from the gather kernel (``gather()``, "large") or gathered by the finalize
+    itself ("large_own", ``ROCSAMPLE_TILE_GATHER=0``)."""
+    if request.param != "small":
         monkeypatch.setattr(router, "TILE_LARGE", True)
-        monkeypatch.setattr(rs, "_PLANS", {})  # no cached plan bound the small form's launches
+        monkeypatch.setattr(router, "TILE_GATHER", request.param == "large")
+        monkeypatch.setattr(rs, "_PLANS", {})  # no cached plan bound another form's launches
     return request.param
 
 
@@ -94,8 +97,9 @@ def large_shape(backend):
     return dict(rows=8, vocab=151936, block=None, splits=None, k=1000)
 
 
+@pytest.mark.parametrize("gather", [True, False], ids=["gather", "own"])
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monkeypatch):
+def test_large_form_past_the_small_limit(backend, large_shape, rng, order, gather, monkeypatch):
     # top_k past KCAP through the large form (the router takes it for batches of 64 rows or
     # more; forced here at fewer): its bitonic sort in place, the block scan of the masses for
     # top-p over more survivors than threads, the per-thread fold of the draw; then the same
@@ -105,12 +109,13 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monke
     sh = large_shape
     rows, vocab, k = sh["rows"], sh["vocab"], sh["k"]
     monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_GATHER", gather)
     monkeypatch.setattr(rs, "_PLANS", {})
     plan = rs.Sampler(rows, vocab, "float32", _block=sh["block"], _splits=sh["splits"]).plan
     hk = router.Host(np.full(rows, 0.9, np.float32), np.full(rows, k), np.ones(rows, np.float32),
                      np.zeros(rows, np.float32))
     r = router.route(plan, hk)
-    assert r.large and r.kcap == KF.KCAP_L and not r.hist
+    assert r.large and r.kcap == KF.KCAP_L and not r.hist and r.gather == gather
     # the tiles alone would have fitted: the candidates stay in the list, the fallback is the
     # case that asks for it
     assert router.tile_large_fits(plan.splits * plan.tpt, k)
@@ -134,6 +139,91 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monke
         tok, lp = _run(sh, lg2, seed=seed, position=pos, order=order, **params)
         assert (host(backend, tok) == 3).all()
         compare(backend, lg2, tok, lp, seed=seed, position=pos, order=order, **params)
+
+
+@pytest.mark.parametrize("gather", [True, False], ids=["gather", "own"])
+def test_device_parameters_through_the_large_form(backend, large_shape, rng, gather,
+                                                  monkeypatch):
+    # Per-row device parameters with the large form forced (ROCSAMPLE_TILE_LARGE=1): each row
+    # decides its mode on the device, the gather kernel and the finalize serve only the tile
+    # rows (top_k up to KCAP_L) and leave the others' (greedy, unfiltered, min-p only, top-p
+    # only, top_k past KCAP_L with top-p) to phase 1 and the histogram lane. Same tokens as
+    # the reference.
+    sh = large_shape
+    k = sh["k"]
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_GATHER", gather)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    temp = np.array([0.0, 0.9, 0.8, 1.1, 0.7, 1.2, 0.9], np.float32)
+    topk = np.array([0, 0, k, 0, 0, KF.KCAP_L + 1, 7], np.int64)
+    topp = np.array([1.0, 1.0, 1.0, 1.0, 0.6, 0.9, 0.8], np.float32)
+    minp = np.array([0.0, 0.0, 0.0, 0.05, 0.0, 0.01, 0.02], np.float32)
+    rows = temp.size
+    lg = (rng.normal(size=(rows, sh["vocab"])) * 2).astype(np.float32)
+    seed = rng.integers(0, 2**63, rows)
+    st = backend.stream()
+    dev = {name: backend.as_array(a, name, st)
+           for name, a in (("temperature", temp), ("top_k", topk), ("top_p", topp),
+                           ("min_p", minp))}
+    s = rs.Sampler(rows, sh["vocab"], "float32", _block=sh["block"], _splits=sh["splits"])
+    assert router.route(s.plan, router.Host(None, None, None, None)).gather == gather
+    tok, lp = _run(dict(block=sh["block"], splits=sh["splits"]), lg, seed=seed, position=7,
+                   **dev)
+    compare(backend, lg, tok, lp, seed=seed, position=7, temperature=temp, top_k=topk,
+            top_p=topp, min_p=minp)
+
+
+def _keys(v):
+    """The kernels' order key of float32 values (``order_key``: -0.0 as +0.0), int64."""
+    b = np.where(v == 0, np.float32(0), v).astype(np.float32).view(np.uint32).astype(np.int64)
+    return np.where(b >= 1 << 31, 0xFFFFFFFF - b, b + (1 << 31))
+
+
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
+        backend, large_shape, rng, order, monkeypatch):
+    # The large finalize's candidates as gather() leaves them in the scratch, a list a (split,
+    # row): together at least top_k and at most the list's room (so the finalize did not take
+    # the radix fallback, which would hide a wrong list: it is exact too), each a composite of
+    # its token's key and index, and every finite token whose key is at least the least
+    # candidate's among them (the tokens with key >= tau), whatever split holds it.
+    # (On the simulator in 4 splits of 64 threads, k = 100: each thread streams 16 tokens,
+    # two of the gather's rounds.)
+    skip_order_on_wave64(backend, order)
+    sh = large_shape
+    rows, vocab, k = sh["rows"], sh["vocab"], sh["k"]
+    if sh["splits"] is not None:
+        sh = dict(sh, splits=4)
+        k = 100
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_GATHER", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    s = rs.Sampler(rows, vocab, "float32", order=order, _block=sh["block"], _splits=sh["splits"])
+    lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
+    lg[-1, 5::7] = np.nan
+    lg[0, 3] = np.inf   # a +inf logit: never a candidate (not finite)
+    t = np.float32(0.8)
+    params = dict(temperature=t, top_k=k)
+    seed = rng.integers(0, 2**63, rows)
+    tok = s(lg, seed=seed, position=2, check=False, **params)[0]
+    compare(backend, lg, tok, None, seed=seed, position=2, order=order, **params)
+    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
+    gc = host(backend, s.plan.views(buf)["gc"])
+    S = s.plan.splits
+    for r in range(rows):
+        counts = gc[r, :S, 0]
+        assert (counts <= gc.shape[2] - 1).all(), counts
+        got = np.concatenate([gc[r, q, 1:1 + counts[q]] for q in range(S)])
+        assert k <= got.size <= s.plan.cap_large, (r, got.size)
+        v = lg[r]
+        if order == "vllm":
+            v = (v * (np.float32(1) / t)).astype(np.float32)
+        fin = np.abs(lg[r]) < np.inf
+        key = _keys(v)
+        idx = 0x7FFFFFFF - (got & 0x7FFFFFFF)
+        assert np.array_equal(got >> 31, key[idx]) and fin[idx].all()
+        want = np.flatnonzero(fin & (key >= (got >> 31).min()))
+        np.testing.assert_array_equal(np.sort(idx), want)
 
 
 def test_greedy_unfiltered_and_tile_rows_in_one_launch(backend, shape, rng):
