@@ -58,6 +58,13 @@ leaves the row's state. Every path gives the reference's tokens.
    d. draws the Gumbel-max over the survivors (Philox only for them), folded like the split
       partials, and writes token, logprob (when asked) and status.
 
+   Its large form (``finalize(True)``, top_k up to ``KCAP_L``) takes the same steps over a
+   longer list; ``finalize(True, pre=True)`` takes its candidates (b) from ``gather()``, a
+   launch before it at phase 1's grid: every block of a tile row finds the row's tau as (a) does
+   and lists the tokens from tau up of its own split's tiles (``gc``: a count, then the
+   composites, per split), so the row's tiles are read by all its splits' blocks at once, not
+   by the finalize's one block; the finalize copies the lists into its candidate list.
+
    When the candidates overflow the list (``cap``) or the qualifying tiles overflow their list
    (``TLMAX``), adversarial rows such as sorted or constant logits, the same block finds the
    k-th key exactly by a radix select over the row (four 8-bit digit passes) and gathers the top
