@@ -4,7 +4,7 @@
 # alone over the nucleus passes' and the conditional lane's tests and the large tile
 # finalize's gather tests (tests/kernels/test_sampling_fast.py: its lists, device parameters
 # through it), at the simulator's shapes (ROCSAMPLE_FUZZ=sanitize), after one plain run of
-# them for numba's disk cache, in the time left (stopping by 585 s). RACE_SKIP (default
+# them for numba's disk cache, in the time left (stopping by STOP, default 585 s). RACE_SKIP (default
 # captured_rank_route): the tool's own crash on that conditional node's replay (thirty-fifth
 # session). Output: $OUT/gate.log, check-report-h200.json, warm.log, racecheck.log,
 # san-summary.txt
@@ -21,6 +21,6 @@ FS=(tests/kernels/test_sampling_nucleus.py tests/kernels/test_graph_cond.py
 PA=("${BH[@]}")
 timeout 120 python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/warm.log" 2>&1
 echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/warm.log")"
-left=$((585 - (SECONDS - T0)))
+left=$((${STOP:-585} - (SECONDS - T0)))
 RACE_SKIP=${RACE_SKIP-captured_rank_route} LIMIT=$left san_tool racecheck | tee -a "$OUT/san-summary.txt"
 echo "== done at $((SECONDS - T0)) s"
