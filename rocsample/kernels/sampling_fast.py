@@ -217,6 +217,8 @@ _I64_M1 = np.int64(-1)
 _LOW31 = np.int64(0x7FFFFFFF)
 _LOW32 = np.int64(0xFFFFFFFF)
 _SIGN31 = np.int64(0x80000000)
+#: order_key(-inf): every finite float's key is above it
+_KEY_NINF = np.int64(0xFFFFFFFF - 0xFF800000)
 _S31 = np.int64(31)
 
 STATUS_OK = 0
@@ -2370,6 +2372,13 @@ def make(cuda, load, h):
             tau = kmax - bin_dlim(bsel)
             if tau < _I64_0:
                 tau = _I64_0
+            # key >= tau as a float compare of the filter value: tf, the float whose key is tau
+            # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
+            # tau is at most the key of -inf (every finite value's key is above it); a tau past
+            # +inf's key gives a NaN, which no value passes, as no key reaches tau
+            tf = _F32_NINF
+            if tau > _KEY_NINF:
+                tf = key_value(tau)
             tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
             if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
                 vals = cuda.local.array(GU, np.float32)
@@ -2378,12 +2387,13 @@ def make(cuda, load, h):
                     load_round(x, row, i, hi, bsw, vals)
                     for u in range(GU):
                         v = vals[u]
-                        if is_finite(v):
-                            key = filter_key(v, inv_t, is_vllm)
-                            if key >= tau:
-                                slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                                if slot < CAND_MAX_L:
-                                    lst[slot] = comp(key, i + np.int64(u) * bsw)
+                        fv = v
+                        if is_vllm:
+                            fv = np.float32(v * inv_t)
+                        if is_finite(v) and fv >= tf:
+                            slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+                            if slot < CAND_MAX_L:
+                                lst[slot] = comp(order_key(fv), i + np.int64(u) * bsw)
                     i += bsw * np.int64(GU)
             cuda.syncthreads()
             c = np.int64(cnt[0])
