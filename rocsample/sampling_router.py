@@ -21,7 +21,8 @@ A call whose every row is greedy and wants no logprob is one launch of phase 1's
 Otherwise one path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
 modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, or its
 large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the candidates fit
-(:func:`tile_large_fits`; host parameters only), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
+(:func:`tile_large_fits`; host parameters only), after its candidate gather
+(``KF.gather()``, at phase 1's grid), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
 select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
 finishes most of them; where they are the only histogram-path rows and a row has at most
@@ -45,8 +46,8 @@ from rocsample import _validate as V
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
-__all__ = ["Host", "Operands", "Route", "TILE_GATHER", "TILE_KMAX", "TILE_LARGE", "after",
-           "check_filters", "conditional", "launches", "modes", "route", "tile_large_fits"]
+__all__ = ["Host", "Operands", "Route", "TILE_KMAX", "TILE_LARGE", "after", "check_filters",
+           "conditional", "launches", "modes", "route", "tile_large_fits"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
@@ -58,20 +59,18 @@ TILE_KMAX = KF.KCAP
 #: False, never (those rows take the histogram path). ``ROCSAMPLE_TILE_LARGE=1`` / ``0`` sets
 #: True / False at import (device timings).
 TILE_LARGE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_LARGE", ""))
-#: The large form's candidates gathered by a launch of their own before it (``KF.gather()``: a
-#: block a (split, row) of phase 1's grid, where the finalize's one block a row read every
-#: token of about a thousand tiles: docs/PERF_NOTES.md, "Forty-third session").
-#: ``ROCSAMPLE_TILE_GATHER=0``: the finalize gathers them itself (timings).
-TILE_GATHER = os.environ.get("ROCSAMPLE_TILE_GATHER", "1") != "0"
 #: The share of the large form's candidate list the expected candidates may fill (the rest is
 #: room for rows whose largest tokens crowd into fewer tiles than random ones; past the list,
 #: the radix fallback, exact but one block reading the row five times).
 _LARGE_FILL = 0.7
-#: Fewest rows for the large form: one block a row gathers, sorts and draws about 1.3K
-#: candidates, which a batch of rows spreads over the device and a few rows do not (H200, top_k
-#: 1000, graph-timed, bench/results/nvidia-h200-75ef497+large-t1.json against the histogram
-#: path's b1a5c3c run: 64 x 151936 102.2 us against 137.1, 64 x 262144 119.3 against 205.6; but
-#: 1 x 151936 86.1 against 35.4, 8 x 151936 88.8 against 50.1).
+#: Fewest rows for the large form: one block a row sorts and draws about 1.3K candidates, which
+#: a batch of rows spreads over the device and a few rows do not (H200, top_k 1000,
+#: graph-timed, bench/results/nvidia-h200-75ef497+large-t1.json against the histogram path's
+#: b1a5c3c run: 64 x 151936 102.2 us against 137.1, 64 x 262144 119.3 against 205.6; but
+#: 1 x 151936 86.1 against 35.4, 8 x 151936 88.8 against 50.1). With its candidates gathered
+#: by a launch of their own (H100, forty-third session, bench/results/
+#: nvidia-h100-s43-gather-ab.txt): 64 x 151936 75.9 us against the rank route's 87.9,
+#: 64 x 262144 116.0 against 133.6; 8 x 151936 49.8 against 30.9, 8 x 262144 52.8 against 34.0.
 _LARGE_MIN_ROWS = 64
 #: The nucleus pass for top-p-only rows of host-parameter calls: phase 1 draws them too (its
 #: TOP2 variant: the row's two best Gumbel scores), then one more read
@@ -229,8 +228,9 @@ class Route:
     kcap: int = KF.KCAP
     vllm: bool = False
     dev: bool = False
-    large: bool = False  # the tile finalize's large form (kcap is then KF.KCAP_L)
-    gather: bool = False  # (large) its candidates by the gather kernel, launched before it
+    # the tile finalize's large form (kcap is then KF.KCAP_L), its candidates listed by the
+    # gather kernel launched before it
+    large: bool = False
     nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
@@ -267,8 +267,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     kcap, large = tile_limit(plan, host)
     m = modes(plan, host, kcap)
     if m is None:
-        return Route(True, True, True, True, kcap, vllm, dev=True, large=large,
-                     gather=large and TILE_GATHER)
+        return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
     hrow = m == KF.MODE_HIST
@@ -290,13 +289,12 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
         return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
-                     finish=True, rank=rank, gather=large and tile and TILE_GATHER,
+                     finish=True, rank=rank,
                      top4=plan.n_rows > (NUC_RANK_TOP2_ROWS if rank else NUC_FINISH_TOP2_ROWS))
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
                  vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank,
-                 top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS,
-                 gather=large and tile and TILE_GATHER)
+                 top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS)
 
 
 def nucleus_on(plan) -> bool:
@@ -397,7 +395,7 @@ def after(r: Route, advance_position: bool):
     if not (r.tile and r.hist):
         return None
     deps = [(0, ())]  # phase 1
-    if r.gather:
+    if r.large:
         deps.append((0, (0,)))  # the large finalize's gather
     deps.append((0, (len(deps) - 1,)))  # the tile finalize
     fin = len(deps) - 1
@@ -430,7 +428,7 @@ def conditional(plan, r: Route):
         # (only where every histogram-path row is the pass's: phase 1 asks for none of the
         # rows it draws for the pass, which the pass of the other kind would leave unasked)
         return None
-    first = 1 + int(r.tile) + int(r.gather) + int(r.nuc)
+    first = 1 + int(r.tile) + int(r.tile and r.large) + int(r.nuc)
     return (first, first + 1)
 
 
@@ -463,11 +461,11 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                o.status, o.cflag)))
     if r.tile:
         cap = plan.cap_large if r.large else plan.cap
-        if r.gather:  # (at phase 1's grid and block: the tile maxima's layout)
+        if r.large:  # its gather (at phase 1's grid and block: the tile maxima's layout)
             L.append((kn.fast.gather(), (S, n), B,
                       (o.x, nv, S, chunk, plan.tpt, r.kcap, temp, topk, topp, minp, vllm,
                        w["pf"], w["pi"], w["tm"], w["gc"])))
-        L.append((kn.fast.finalize(r.large, r.gather), n, plan.fast_final_block,
+        L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
                   (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status, w["gc"])))

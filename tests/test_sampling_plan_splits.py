@@ -81,8 +81,7 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
 
 def fake_launches(plan, route, want_lp=False, partials=None):
     """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
-    tile finalize ("F" its form reading the large gather's lists, "G" that gather), "n" the
-    nucleus pass, "h" / "s" the histogram and select passes, "a" the
+    tile finalize ("F" its large form, "G" the large form's gather), "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
     position advance; ``partials``: phase 1's factory instead) and for the operands (each
     scratch view by its name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of
     its drawing splits, "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of
@@ -95,7 +94,7 @@ def fake_launches(plan, route, want_lp=False, partials=None):
         return "p4" if top4 else "p"
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in,
-                             finalize=lambda large=False, pre=False: "F" if pre else "f",
+                             finalize=lambda large=False: "F" if large else "f",
                              gather=lambda: "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
@@ -151,8 +150,8 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                           (R.Route(draw=True, hist=True, select=True, nuc=True), 8),
                           (R.Route(draw=True, hist=True, select=True, nuc=True, strided=True),
                            8), (R.Route(draw=True, tile=True, nuc=True, finish=True), 8),
-                          (R.Route(tile=True, large=True, gather=True), 10),
-                          (R.Route(True, True, True, True, large=True, gather=True, dev=True), 8)):
+                          (R.Route(tile=True, large=True), 10),
+                          (R.Route(True, True, True, True, large=True, dev=True), 8)):
         for kernel, grid, _block, args in fake_launches(plan, route):
             if kernel == "a":
                 continue
@@ -175,12 +174,11 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
     assert {"f2", "f3"} <= set(seen)
 
 
-def test_the_large_form_gathers_by_a_launch_of_its_own_before_it(monkeypatch):
+def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     # top_k 1000 at 64 x 151936 (the large form): phase 1, the gather kernel ("G", which writes
-    # the scratch "gc") and the finalize's form that reads it ("F"), both given "gc";
-    # ROCSAMPLE_TILE_GATHER=0: the finalize gathers itself ("f"). With the histogram lane
-    # beside it (a mixed batch), the gather runs in the finalize's lane, before it, and the
-    # lane's conditional body moves one launch on.
+    # the scratch "gc") and the large finalize that reads it ("F"), both given "gc", at phase
+    # 1's split count. With the histogram lane beside it (a mixed batch), the gather runs in
+    # the finalize's lane, before it, and the lane's conditional body moves one launch on.
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
@@ -190,22 +188,17 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it(monkeypatch):
     host = R.Host(np.full(64, 0.8, np.float32), k, np.ones(64, np.float32),
                   np.zeros(64, np.float32))
     route = R.route(plan, host)
-    assert route.large and route.gather and route.tile and not route.hist
+    assert route.large and route.tile and not route.hist
     got = fake_launches(plan, route)
     assert [n for n, _g, _b, _a in got] == ["p", "G", "F"]
     assert got[1][3][-1] == "gc" and got[2][3][-1] == "gc"
     assert got[1][3][2] == got[2][3][2] == plan.splits and got[1][3][4] == plan.tpt
-    monkeypatch.setattr(R, "TILE_GATHER", False)
-    own = R.route(plan, host)
-    assert own.large and not own.gather
-    assert [n for n, _g, _b, _a in fake_launches(plan, own)] == ["p", "f"]
-    monkeypatch.setattr(R, "TILE_GATHER", True)
     # a mixed batch: the histogram path's rows (top_k 2000 with top_p) beside the large form's
     odd = np.arange(64) % 2 == 1
     mixed = R.Host(host.temperature, np.where(odd, 2000, 1000),
                    np.where(odd, 0.9, 1.0).astype(np.float32), host.min_p)
     r = R.route(plan, mixed)
-    assert r.large and r.gather and r.hist and r.select
+    assert r.large and r.hist and r.select
     names = [n for n, _g, _b, _a in fake_launches(plan, r)]
     assert names[:3] == ["p", "G", "F"] and names[3:] == ["h", "s"]
     # phase 1; the gather after it and the finalize after the gather (lane 0); the histogram
@@ -214,7 +207,7 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it(monkeypatch):
                                 (0, (2, 4)))
     assert R.after(R.Route(tile=True, hist=True, select=True), True) == (
         (0, ()), (0, (0,)), (1, (0,)), (1, (2,)), (0, (1, 3)))
-    dev = R.Route(True, True, True, True, dev=True, large=True, gather=True)
+    dev = R.Route(True, True, True, True, dev=True, large=True)
     assert R.conditional(SimpleNamespace(n_rows=R.COND_MIN_ROWS), dev) == (3, 4)
 
 

@@ -59,11 +59,11 @@ leaves the row's state. Every path gives the reference's tokens.
       partials, and writes token, logprob (when asked) and status.
 
    Its large form (``finalize(True)``, top_k up to ``KCAP_L``) takes the same steps over a
-   longer list; ``finalize(True, pre=True)`` takes its candidates (b) from ``gather()``, a
-   launch before it at phase 1's grid: every block of a tile row finds the row's tau as (a) does
-   and lists the tokens from tau up of its own split's tiles (``gc``: a count, then the
-   composites, per split), so the row's tiles are read by all its splits' blocks at once, not
-   by the finalize's one block; the finalize copies the lists into its candidate list.
+   longer list, its candidates (b) from ``gather()``, a launch before it at phase 1's grid:
+   every block of a tile row finds the row's tau as (a) does and lists the tokens from tau up
+   of its own split's tiles (``gc``: a count, then the composites, per split), so the row's
+   tiles are read by all its splits' blocks at once, not by the finalize's one block; the
+   finalize copies the lists into its candidate list.
 
    When the candidates overflow the list (``cap``) or the qualifying tiles overflow their list
    (``TLMAX``), adversarial rows such as sorted or constant logits, the same block finds the
@@ -91,12 +91,12 @@ from rocsample.kernels import philox as _ph
 KCAP = 256
 #: The mass array: KCAP plus the three slots the unrolled prefix sums read past the end.
 MASS_N = KCAP + 4
-#: Largest top_k of the tile finalize's large form (``finalize(True)``), with its candidate and
-#: qualifying-tile lists (the router takes it where the tiles make the candidates fit:
-#: ``rocsample.sampling_router.tile_large_fits``).
+#: Largest top_k of the tile finalize's large form (``finalize(True)``), with its candidate
+#: list (``gather()``'s lists a split past it send the row to the radix fallback; the router
+#: takes it where the tiles make the candidates fit: ``rocsample.sampling_router.
+#: tile_large_fits``).
 KCAP_L = 1024
 CAND_MAX_L = 2048
-TLMAX_L = 2048
 #: Candidate list capacity per row (shared memory); the gather overflows past it.
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
@@ -1799,22 +1799,20 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    def _finalize(LARGE, PRE):
+    def _finalize(LARGE):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
-      # shared memory (48 KB of static shared memory a block): a longer candidate list and tile
-      # list (int16), the sorted candidates kept in the list itself (bitonic sort in place, or
-      # the rank-scattered copy in its upper half), their values read back from the keys, the
-      # tile bins read again from the tile maxima, and the counting rank's counts in the
+      # shared memory (48 KB of static shared memory a block): the candidates come gathered by
+      # ``gather()``'s launch, a block a (split, row), in the scratch ``gc`` (no tile maxima
+      # are read here: G = 0 empties the histogram, tile list and gather loops; the split
+      # lists are copied into cand instead); a longer candidate list, the sorted candidates
+      # kept in the list itself (bitonic sort in place, or the rank-scattered copy in its upper
+      # half), their values read back from the keys, and the counting rank's counts in the
       # histogram (free by then); top-p by a block scan of the masses.
-      # PRE (LARGE only): the candidates come gathered by ``gather()``'s launch, a block a
-      # (split, row), in the scratch ``gc``: no tile maxima are read here (G = 0 empties the
-      # histogram, tile list and gather loops), the split lists are copied into cand instead.
       KC = KCAP_L if LARGE else KCAP
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
-      TLM = 1 if PRE else TLMAX_L if LARGE else TLMAX
-      OFS_N = SPLITS_MAX + 1 if PRE else 1
-      TL_DT = np.int16 if LARGE else np.int32
+      TLM = 1 if LARGE else TLMAX
+      OFS_N = SPLITS_MAX if LARGE else 1
       SB_N = 1 if LARGE else GMAX
       SRT_N = 1 if LARGE else KCAP
       RK_N = 1 if LARGE else KCAP
@@ -1843,7 +1841,7 @@ def make(cuda, load, h):
           f1s = cuda.shared.array(NFOLD, np.float64)
           res = cuda.shared.array(4, np.float64)
           sb = cuda.shared.array(SB_N, np.int16)
-          tl = cuda.shared.array(TLM, TL_DT)
+          tl = cuda.shared.array(TLM, np.int32)
           cand = cuda.shared.array(CM, np.int64)
           srt = cuda.shared.array(SRT_N, np.int64)
           sval = cuda.shared.array(SRT_N, np.float32)
@@ -1858,7 +1856,7 @@ def make(cuda, load, h):
           # This thread's first tile maxima are loaded first, so their latency hides behind
           # the split reduction.
           G = np.int64(nsplit) * np.int64(tpt)
-          if PRE:
+          if LARGE:
               G = _I64_0
           tv = cuda.local.array(TPRE, np.float32)
           for u in range(TPRE):
@@ -1930,7 +1928,7 @@ def make(cuda, load, h):
               j += bsw
           cuda.syncthreads()
           # the bin where the count from the maximum down reaches k
-          if not PRE:
+          if not LARGE:
               bin_select(hist, grp, sm_r, kk, tid, bs)
           bsel = sm_r[0]
           tau = kmax - bin_dlim(bsel)
@@ -1940,17 +1938,14 @@ def make(cuda, load, h):
           # (candidates are ranked by (key desc, index asc) below). (The large form's list in
           # tile order, a block scan, with the gather's work items token-major, so neighbouring
           # lanes load neighbouring tiles' tokens: timed on the H200 in the sixteenth session,
-          # top_k 1000 64 x 151936 100.8 -> 99.4 us, 64 x 262144 113.1 -> 117.1; not kept.)
+          # top_k 1000 64 x 151936 100.8 -> 99.4 us, 64 x 262144 113.1 -> 117.1; not kept. Its
+          # gather by a launch of its own: 99.4 -> 75.9 on an H100, forty-third session.)
           j = np.int64(tid)
           while j < G:
-              if LARGE:
-                  sel = tile_sel(tm, row, j, kmax, inv_t, is_vllm, bsel)
-              else:
-                  sel = np.int64(sb[j]) <= bsel
-              if sel:
+              if np.int64(sb[j]) <= bsel:
                   slot = atomic_add(cnt, 1, np.int32(1))
                   if slot < TLM:
-                      tl[slot] = TL_DT(j)
+                      tl[slot] = np.int32(j)
               j += bsw
           if LARGE:
               # the histogram serves the counting rank from here on (rk)
@@ -1959,7 +1954,7 @@ def make(cuda, load, h):
                   hist[b_] = np.int32(0)
                   b_ += bs
           cuda.syncthreads()
-          if PRE:
+          if LARGE:
               # (b) the candidates gather() found, a list a split (its count in slot 0, its
               # composites after it): the lists' offsets in cand by thread 0, then each slot
               # of cand from its split's list. A list past its room or past cap in all: the
@@ -2308,13 +2303,13 @@ def make(cuda, load, h):
 
     finals = {}
 
-    def finalize(large=False, pre=False):
-        # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP); ``pre``
-        # (large only): its candidates from ``gather()``'s launch before it.
-        key = (bool(large), bool(large) and bool(pre))
+    def finalize(large=False):
+        # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP), whose
+        # candidates ``gather()``'s launch before it lists.
+        key = bool(large)
         kern = finals.get(key)
         if kern is None:
-            kern = finals[key] = _finalize(*key)
+            kern = finals[key] = _finalize(key)
         return kern
 
     def _gather():
@@ -2410,7 +2405,7 @@ def make(cuda, load, h):
     gathers = []
 
     def gather():
-        # The large tile finalize's candidate gather (``finalize(True, pre=True)`` reads it).
+        # The large tile finalize's candidate gather (``finalize(True)`` reads it).
         if not gathers:
             gathers.append(_gather())
         return gathers[0]

@@ -24,16 +24,14 @@ from tests.kernels.test_sampling import run_shape as _run
 shape = path_shape("the fast path", sim=dict(splits=2), gpu={})
 
 
-@pytest.fixture(params=["small", "large", "large_own"])
+@pytest.fixture(params=["small", "large"])
 def form(request, monkeypatch):
     """The tile finalize's form the case runs through: its small one (top_k <= KCAP) as the
-    router picks, or the large one (``finalize(True)``) for every top-k row, with its
-    candidates from the gather kernel (``gather()``, "large") or gathered by the finalize
-    itself ("large_own", ``ROCSAMPLE_TILE_GATHER=0``)."""
-    if request.param != "small":
+    router picks, or the large one (``finalize(True)``, its candidates from ``gather()``) for
+    every top-k row."""
+    if request.param == "large":
         monkeypatch.setattr(router, "TILE_LARGE", True)
-        monkeypatch.setattr(router, "TILE_GATHER", request.param == "large")
-        monkeypatch.setattr(rs, "_PLANS", {})  # no cached plan bound another form's launches
+        monkeypatch.setattr(rs, "_PLANS", {})  # no cached plan bound the small form's launches
     return request.param
 
 
@@ -97,9 +95,8 @@ def large_shape(backend):
     return dict(rows=8, vocab=151936, block=None, splits=None, k=1000)
 
 
-@pytest.mark.parametrize("gather", [True, False], ids=["gather", "own"])
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_large_form_past_the_small_limit(backend, large_shape, rng, order, gather, monkeypatch):
+def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monkeypatch):
     # top_k past KCAP through the large form (the router takes it for batches of 64 rows or
     # more; forced here at fewer): its bitonic sort in place, the block scan of the masses for
     # top-p over more survivors than threads, the per-thread fold of the draw; then the same
@@ -109,13 +106,12 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, gathe
     sh = large_shape
     rows, vocab, k = sh["rows"], sh["vocab"], sh["k"]
     monkeypatch.setattr(router, "TILE_LARGE", True)
-    monkeypatch.setattr(router, "TILE_GATHER", gather)
     monkeypatch.setattr(rs, "_PLANS", {})
     plan = rs.Sampler(rows, vocab, "float32", _block=sh["block"], _splits=sh["splits"]).plan
     hk = router.Host(np.full(rows, 0.9, np.float32), np.full(rows, k), np.ones(rows, np.float32),
                      np.zeros(rows, np.float32))
     r = router.route(plan, hk)
-    assert r.large and r.kcap == KF.KCAP_L and not r.hist and r.gather == gather
+    assert r.large and r.kcap == KF.KCAP_L and not r.hist
     # the tiles alone would have fitted: the candidates stay in the list, the fallback is the
     # case that asks for it
     assert router.tile_large_fits(plan.splits * plan.tpt, k)
@@ -141,9 +137,7 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, gathe
         compare(backend, lg2, tok, lp, seed=seed, position=pos, order=order, **params)
 
 
-@pytest.mark.parametrize("gather", [True, False], ids=["gather", "own"])
-def test_device_parameters_through_the_large_form(backend, large_shape, rng, gather,
-                                                  monkeypatch):
+def test_device_parameters_through_the_large_form(backend, large_shape, rng, monkeypatch):
     # Per-row device parameters with the large form forced (ROCSAMPLE_TILE_LARGE=1): each row
     # decides its mode on the device, the gather kernel and the finalize serve only the tile
     # rows (top_k up to KCAP_L) and leave the others' (greedy, unfiltered, min-p only, top-p
@@ -152,7 +146,6 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, gat
     sh = large_shape
     k = sh["k"]
     monkeypatch.setattr(router, "TILE_LARGE", True)
-    monkeypatch.setattr(router, "TILE_GATHER", gather)
     monkeypatch.setattr(rs, "_PLANS", {})
     temp = np.array([0.0, 0.9, 0.8, 1.1, 0.7, 1.2, 0.9], np.float32)
     topk = np.array([0, 0, k, 0, 0, KF.KCAP_L + 1, 7], np.int64)
@@ -166,7 +159,7 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, gat
            for name, a in (("temperature", temp), ("top_k", topk), ("top_p", topp),
                            ("min_p", minp))}
     s = rs.Sampler(rows, sh["vocab"], "float32", _block=sh["block"], _splits=sh["splits"])
-    assert router.route(s.plan, router.Host(None, None, None, None)).gather == gather
+    assert router.route(s.plan, router.Host(None, None, None, None)).large
     tok, lp = _run(dict(block=sh["block"], splits=sh["splits"]), lg, seed=seed, position=7,
                    **dev)
     compare(backend, lg, tok, lp, seed=seed, position=7, temperature=temp, top_k=topk,
@@ -200,7 +193,6 @@ def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
         sh = dict(sh, splits=4)
         k = 100
     monkeypatch.setattr(router, "TILE_LARGE", True)
-    monkeypatch.setattr(router, "TILE_GATHER", True)
     monkeypatch.setattr(rs, "_PLANS", {})
     s = rs.Sampler(rows, vocab, "float32", order=order, _block=sh["block"], _splits=sh["splits"])
     lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
