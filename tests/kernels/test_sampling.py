@@ -37,6 +37,12 @@ def host(backend, a):
     return np.asarray(backend.to_host(a))
 
 
+def device_params(backend, **arrays):
+    """Per-row parameter arrays as device arrays on one stream, by name (a call's keywords)."""
+    st = backend.stream()
+    return {name: backend.as_array(a, name, st) for name, a in arrays.items()}
+
+
 def compare(backend, logits, got_tok, got_lp=None, *, dtype=None, **params):
     """THE comparison: device vs reference, margin rows excused; prints every mismatch."""
     tok = host(backend, got_tok)

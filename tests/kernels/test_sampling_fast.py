@@ -16,6 +16,7 @@ from rocsample.kernels import sampling_fast as KF
 from tests.kernels.conftest import skip_order_on_wave64
 from tests.kernels.test_sampling import (
     compare,
+    device_params,
     host,
     path_shape,
 )
@@ -154,16 +155,13 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, mon
     rows = temp.size
     lg = (rng.normal(size=(rows, sh["vocab"])) * 2).astype(np.float32)
     seed = rng.integers(0, 2**63, rows)
-    st = backend.stream()
-    dev = {name: backend.as_array(a, name, st)
-           for name, a in (("temperature", temp), ("top_k", topk), ("top_p", topp),
-                           ("min_p", minp))}
+    params = dict(temperature=temp, top_k=topk, top_p=topp, min_p=minp)
+    dev = device_params(backend, **params)
     s = rs.Sampler(rows, sh["vocab"], "float32", _block=sh["block"], _splits=sh["splits"])
     assert router.route(s.plan, router.Host(None, None, None, None)).large
     tok, lp = _run(dict(block=sh["block"], splits=sh["splits"]), lg, seed=seed, position=7,
                    **dev)
-    compare(backend, lg, tok, lp, seed=seed, position=7, temperature=temp, top_k=topk,
-            top_p=topp, min_p=minp)
+    compare(backend, lg, tok, lp, seed=seed, position=7, **params)
 
 
 def _keys(v):

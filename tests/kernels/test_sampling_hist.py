@@ -14,6 +14,7 @@ from rocsample.kernels import sampling_hist as KH
 from rocsample.reference.sampling import minp_threshold
 from tests.kernels.test_sampling import (
     compare,
+    device_params,
     host,
     path_shape,
 )
@@ -207,11 +208,8 @@ def test_device_per_row_parameters_decide_each_row(backend, shape, rng, kmax, or
     rows = temp.size
     lg = (rng.normal(size=(rows, shape["vocab"])) * 2).astype(np.float32)
     seed = rng.integers(0, 2**63, rows)
-    st = backend.stream()
-    dev = {name: backend.as_array(a, name, st)
-           for name, a in (("temperature", temp), ("top_k", topk), ("top_p", topp),
-                           ("min_p", minp))}
     params = dict(temperature=temp, top_k=topk, top_p=topp, min_p=minp)
+    dev = device_params(backend, **params)
     tok, lp = _run(shape, lg, seed=seed, position=7, order=order, **dev)
     got = compare(backend, lg, tok, lp, seed=seed, position=7, order=order, **params)
     tok_h, _ = _run(shape, lg, seed=seed, position=7, order=order, **params)
