@@ -2323,8 +2323,9 @@ def make(cuda, load, h):
             # the tokens lo + t + u * bs of tile t mod tpt, as phase 1 did) into
             # gc[row, split] (the count, then the composites; past the list's room only the
             # count). The candidates the small finalize's own gather would take (the same tau,
-            # the same tile test), in another order (the finalize ranks them). Rows of other modes and rows without a finite logit write
-            # nothing (the finalize reads no list for them).
+            # the same tile test), in another order (the finalize ranks them). Rows of other
+            # modes and rows without a finite logit write nothing (the finalize reads no list
+            # for them).
             split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
             t = temp[row]
             k = topk[row]
