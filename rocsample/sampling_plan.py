@@ -256,7 +256,10 @@ class SamplingPlan:
                        # the large tile finalize's candidates, gathered a (split, row) at a
                        # time (kernels.sampling_fast's gather(): the count, then the
                        # composites; a split holds at most its chunk's tokens)
-                       ("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw)))]
+                       ("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw))),
+                       # and the row's (kmax, bin, tau) that kernels.sampling_fast's tau()
+                       # finds for it
+                       ("gt", np.int64, (r, 3))]
         off = 0
         self.layout = []
         for name, dt, shape in layout:

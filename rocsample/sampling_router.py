@@ -21,8 +21,8 @@ A call whose every row is greedy and wants no logprob is one launch of phase 1's
 Otherwise one path serves every row: phase 1 (``kernels.sampling_fast``), then the kernels the rows'
 modes need (:func:`modes`: the tile finalize for ``0 < top_k <= TILE_KMAX`` chains, or its
 large form for chains up to ``KF.KCAP_L`` where the plan's tile maxima make the candidates fit
-(:func:`tile_large_fits`; host parameters only), after its candidate gather
-(``KF.gather()``, at phase 1's grid), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
+(:func:`tile_large_fits`; host parameters only), after its tau (``KF.tau()``, a block a
+row) and its candidate gather (``KF.gather()``, at phase 1's grid), the histogram pass of ``kernels.sampling_hist`` for min_p-only and every other filtered row, its
 select pass for the filtered rows but min_p-only ones, with the nucleus pass before them where
 host parameters have top-p-only rows (:data:`NUCLEUS`: phase 1 draws those rows and the pass
 finishes most of them; where they are the only histogram-path rows and a row has at most
@@ -396,7 +396,8 @@ def after(r: Route, advance_position: bool):
         return None
     deps = [(0, ())]  # phase 1
     if r.large:
-        deps.append((0, (0,)))  # the large finalize's gather
+        deps.append((0, (0,)))  # the large finalize's tau
+        deps.append((0, (1,)))  # its gather
     deps.append((0, (len(deps) - 1,)))  # the tile finalize
     fin = len(deps) - 1
     deps.append((1, (0,)))  # the nucleus or histogram pass
@@ -428,7 +429,7 @@ def conditional(plan, r: Route):
         # (only where every histogram-path row is the pass's: phase 1 asks for none of the
         # rows it draws for the pass, which the pass of the other kind would leave unasked)
         return None
-    first = 1 + int(r.tile) + int(r.tile and r.large) + int(r.nuc)
+    first = 1 + int(r.tile) + 2 * int(r.tile and r.large) + int(r.nuc)
     return (first, first + 1)
 
 
@@ -461,10 +462,14 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                o.status, o.cflag)))
     if r.tile:
         cap = plan.cap_large if r.large else plan.cap
-        if r.large:  # its gather (at phase 1's grid and block: the tile maxima's layout)
+        if r.large:
+            # its tau, a block a row, then its gather (at phase 1's grid and block: the tile
+            # maxima's layout)
+            L.append((kn.fast.tau(), n, plan.fast_final_block,
+                      (nv, S, plan.tpt, r.kcap, temp, topk, topp, minp, vllm, w["pf"], w["pi"],
+                       w["tm"], w["gt"])))
             L.append((kn.fast.gather(), (S, n), B,
-                      (o.x, nv, S, chunk, plan.tpt, r.kcap, temp, topk, topp, minp, vllm,
-                       w["pf"], w["pi"], w["tm"], w["gc"])))
+                      (o.x, nv, chunk, plan.tpt, temp, vllm, w["tm"], w["gt"], w["gc"])))
         L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
                   (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,

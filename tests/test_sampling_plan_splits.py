@@ -81,7 +81,7 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
 
 def fake_launches(plan, route, want_lp=False, partials=None):
     """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
-    tile finalize ("F" its large form, "G" the large form's gather), "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
+    tile finalize ("F" its large form, "T" / "G" the large form's tau and gather), "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
     position advance; ``partials``: phase 1's factory instead) and for the operands (each
     scratch view by its name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of
     its drawing splits, "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of
@@ -95,7 +95,7 @@ def fake_launches(plan, route, want_lp=False, partials=None):
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in,
                              finalize=lambda large=False: "F" if large else "f",
-                             gather=lambda: "G"),
+                             tau=lambda: "T", gather=lambda: "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
                              _sample_nucleus_kernel="n",
@@ -104,7 +104,7 @@ def fake_launches(plan, route, want_lp=False, partials=None):
                              _sample_rank_finish_kernel="R",
                              _sample_rank4_kernel="r4")),
         _advance_position_kernel="a")
-    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand", "gc")}
+    w = {k: k for k in ("pf", "pi", "tm", "si", "sf", "hist_n", "hist_q", "cand", "gc", "gt")}
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, want_lp,
                      False, (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
     return R.launches(plan, kn, route, ops)
@@ -160,7 +160,10 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                 continue
             if kernel == "G":   # (phase 1's grid and block: the tile maxima's layout)
                 assert grid == (splits, 64) and _block == plan.block
-                assert args[2] == splits and args[3] == -(-151936 // splits)
+                assert args[2] == -(-151936 // splits)
+                continue
+            if kernel == "T":   # (a block a row; the tile maxima of phase 1's splits)
+                assert grid == 64 and args[1] == splits and args[2] == plan.tpt
                 continue
             if route.strided and kernel in "hs":
                 want = (plan.splits_fin, plan.rows_fin)
@@ -175,10 +178,11 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
 
 
 def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
-    # top_k 1000 at 64 x 151936 (the large form): phase 1, the gather kernel ("G", which writes
-    # the scratch "gc") and the large finalize that reads it ("F"), both given "gc", at phase
-    # 1's split count. With the histogram lane beside it (a mixed batch), the gather runs in
-    # the finalize's lane, before it, and the lane's conditional body moves one launch on.
+    # top_k 1000 at 64 x 151936 (the large form): phase 1, the row's tau ("T", a block a row,
+    # which writes the scratch "gt"), the gather kernel ("G", which reads "gt" and writes the
+    # scratch "gc") and the large finalize that reads it ("F"), at phase 1's split count. With
+    # the histogram lane beside it (a mixed batch), tau and the gather run in the finalize's
+    # lane, before it, and the lane's conditional body moves two launches on.
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
@@ -190,9 +194,11 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     route = R.route(plan, host)
     assert route.large and route.tile and not route.hist
     got = fake_launches(plan, route)
-    assert [n for n, _g, _b, _a in got] == ["p", "G", "F"]
-    assert got[1][3][-1] == "gc" and got[2][3][-1] == "gc"
-    assert got[1][3][2] == got[2][3][2] == plan.splits and got[1][3][4] == plan.tpt
+    assert [n for n, _g, _b, _a in got] == ["p", "T", "G", "F"]
+    assert got[1][3][-1] == "gt" and got[2][3][-2:] == ("gt", "gc") and got[3][3][-1] == "gc"
+    assert got[1][3][1] == got[3][3][2] == plan.splits and got[1][3][2] == plan.tpt
+    assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tpt
+    assert got[1][1] == 64 and got[1][2] == plan.fast_final_block
     # a mixed batch: the histogram path's rows (top_k 2000 with top_p) beside the large form's
     odd = np.arange(64) % 2 == 1
     mixed = R.Host(host.temperature, np.where(odd, 2000, 1000),
@@ -200,15 +206,15 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     r = R.route(plan, mixed)
     assert r.large and r.hist and r.select
     names = [n for n, _g, _b, _a in fake_launches(plan, r)]
-    assert names[:3] == ["p", "G", "F"] and names[3:] == ["h", "s"]
-    # phase 1; the gather after it and the finalize after the gather (lane 0); the histogram
-    # and select passes after phase 1 (lane 1); the position advance after both lanes
-    assert R.after(r, True) == ((0, ()), (0, (0,)), (0, (1,)), (1, (0,)), (1, (3,)),
-                                (0, (2, 4)))
+    assert names[:4] == ["p", "T", "G", "F"] and names[4:] == ["h", "s"]
+    # phase 1; tau after it, the gather after tau, the finalize after the gather (lane 0); the
+    # histogram and select passes after phase 1 (lane 1); the position advance after both
+    assert R.after(r, True) == ((0, ()), (0, (0,)), (0, (1,)), (0, (2,)), (1, (0,)), (1, (4,)),
+                                (0, (3, 5)))
     assert R.after(R.Route(tile=True, hist=True, select=True), True) == (
         (0, ()), (0, (0,)), (1, (0,)), (1, (2,)), (0, (1, 3)))
     dev = R.Route(True, True, True, True, dev=True, large=True)
-    assert R.conditional(SimpleNamespace(n_rows=R.COND_MIN_ROWS), dev) == (3, 4)
+    assert R.conditional(SimpleNamespace(n_rows=R.COND_MIN_ROWS), dev) == (4, 5)
 
 
 def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():

@@ -60,8 +60,8 @@ leaves the row's state. Every path gives the reference's tokens.
 
    Its large form (``finalize(True)``, top_k up to ``KCAP_L``) takes the same steps over a
    longer list, its candidates (b) from ``gather()``, a launch before it at phase 1's grid:
-   every block of a tile row finds the row's tau as (a) does and lists the tokens from tau up
-   of its own split's tiles (``gc``: a count, then the composites, per split), so the row's
+   every block of a tile row lists the tokens from tau up of its own split's tiles (the row's
+   tau and B found once, as (a) does, by ``tau()``, a launch of a block a row before it) (``gc``: a count, then the composites, per split), so the row's
    tiles are read by all its splits' blocks at once, not by the finalize's one block; the
    finalize copies the lists into its candidate list.
 
@@ -2312,21 +2312,20 @@ def make(cuda, load, h):
             kern = finals[key] = _finalize(key)
         return kern
 
-    def _gather():
+    def _tau():
         @cuda.jit(cache=JIT_CACHE)
-        def kern(x, n, nsplit, chunk, tpt, kcap, temp, topk, topp, minp, vllm, pf, pi, tm, gc):
-            # The large tile finalize's candidates, a block a (split, row) of phase 1's grid
-            # (its chunk and block, which the tile maxima describe): every block of a tile row
-            # finds the row's tau as the finalize does (the split partials' maximum, the
-            # histogram of the row's tile maxima, the bin where they reach k), then gathers the
-            # finite tokens with key >= tau of its split's tiles in those bins (thread t streams
-            # the tokens lo + t + u * bs of tile t mod tpt, as phase 1 did) into
-            # gc[row, split] (the count, then the composites; past the list's room only the
-            # count). The candidates the small finalize's own gather would take (the same tau,
-            # the same tile test), in another order (the finalize ranks them). Rows of other
-            # modes and rows without a finite logit write nothing (the finalize reads no list
-            # for them).
-            split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
+        def kern(n, nsplit, tpt, kcap, temp, topk, topp, minp, vllm, pf, pi, tm, gt):
+            # The large tile finalize's tau, a block a row (once: the gather's blocks of the row
+            # read it): the split partials' maximum, the histogram of the row's tile maxima by
+            # their key distance to it, the bin B where they reach k (at least k tiles, so at
+            # least k tokens, have a key >= tau, the lowest key of bin B). gt[row] = (kmax, B,
+            # tau), B = -1 for a row of another mode or without a finite logit (the gather
+            # lists nothing for it). (Each gather block built the row's whole histogram itself
+            # before the forty-fourth session: 10-16 blocks a row, every one's 2560-4096
+            # shared atomics on a few hot bins.)
+            row = cuda.blockIdx.x
+            tid = cuda.threadIdx.x
+            bs = cuda.blockDim.x
             t = temp[row]
             k = topk[row]
             p = topp[row]
@@ -2336,20 +2335,20 @@ def make(cuda, load, h):
             sm_r = cuda.shared.array(16, np.int64)
             hist = cuda.shared.array(NBIN, np.int32)
             grp = cuda.shared.array(NGRP, np.int32)
-            cnt = cuda.shared.array(1, np.int32)
-            lst = cuda.shared.array(CAND_MAX_L, np.int64)
             bsw = np.int64(bs)
             if row_mode(t, k, p, mp, n, kcap) != MODE_TILE:
+                if tid == 0:
+                    gt[row, 1] = _I64_M1
                 return   # (block-uniform, before any barrier)
             b_ = tid
             while b_ < NBIN:
                 hist[b_] = np.int32(0)
                 b_ += bs
-            if tid == 0:
-                cnt[0] = np.int32(0)
             cv, _cg, _lm, _ls = split_fold(pf, pi, row, n, nsplit, 0, 0, tid, bs)
             cv = fold_max(cv, tid, bs, sm_c, f1c, sm_r)   # (its barriers publish the zeros)
             if cv < _I64_0:
+                if tid == 0:
+                    gt[row, 1] = _I64_M1
                 return
             is_vllm = vllm != 0
             inv_t = _F32_1 / t
@@ -2364,10 +2363,43 @@ def make(cuda, load, h):
                 j += bsw
             cuda.syncthreads()
             bin_select(hist, grp, sm_r, np.int64(k), tid, bs)
-            bsel = sm_r[0]
-            tau = kmax - bin_dlim(bsel)
-            if tau < _I64_0:
-                tau = _I64_0
+            if tid == 0:
+                bsel = sm_r[0]
+                tau = kmax - bin_dlim(bsel)
+                if tau < _I64_0:
+                    tau = _I64_0
+                gt[row, 0] = kmax
+                gt[row, 1] = bsel
+                gt[row, 2] = tau
+
+        return kern
+
+    def _gather():
+        @cuda.jit(cache=JIT_CACHE)
+        def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
+            # The large tile finalize's candidates, a block a (split, row) of phase 1's grid
+            # (its chunk and block, which the tile maxima describe): from the row's tau and bin
+            # B (``tau()``'s launch before it, gt[row]), the finite tokens with key >= tau of
+            # its split's tiles in the bins <= B (thread t streams the tokens lo + t + u * bs of
+            # tile t mod tpt, as phase 1 did) into gc[row, split] (the count, then the
+            # composites; past the list's room only the count). The candidates the small
+            # finalize's own gather would take (the same tau, the same tile test), in another
+            # order (the finalize ranks them). Rows of other modes and rows without a finite
+            # logit write nothing (the finalize reads no list for them).
+            split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
+            bsel = gt[row, 1]
+            if bsel < _I64_0:
+                return   # (block-uniform, before any barrier)
+            kmax = gt[row, 0]
+            tau = gt[row, 2]
+            t = temp[row]
+            cnt = cuda.shared.array(1, np.int32)
+            lst = cuda.shared.array(CAND_MAX_L, np.int64)
+            bsw = np.int64(bs)
+            if tid == 0:
+                cnt[0] = np.int32(0)
+            is_vllm = vllm != 0
+            inv_t = _F32_1 / t
             # key >= tau as a float compare of the filter value: tf, the float whose key is tau
             # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
             # tau is at most the key of -inf (every finite value's key is above it); a tau past
@@ -2375,6 +2407,7 @@ def make(cuda, load, h):
             tf = _F32_NINF
             if tau > _KEY_NINF:
                 tf = key_value(tau)
+            cuda.syncthreads()   # (the count's zero)
             tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
             if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
                 vals = cuda.local.array(GU, np.float32)
@@ -2403,13 +2436,19 @@ def make(cuda, load, h):
 
         return kern
 
-    gathers = []
+    larges = {}
+
+    def tau():
+        # The large tile finalize's tau, a block a row (``gather()`` reads it).
+        if "tau" not in larges:
+            larges["tau"] = _tau()
+        return larges["tau"]
 
     def gather():
         # The large tile finalize's candidate gather (``finalize(True)`` reads it).
-        if not gathers:
-            gathers.append(_gather())
-        return gathers[0]
+        if "gather" not in larges:
+            larges["gather"] = _gather()
+        return larges["gather"]
 
     helpers = SimpleNamespace(row_mode=row_mode, row_nuc=row_nuc, block_max=block_max,
                               filter_key=filter_key, key_value=key_value,
@@ -2422,4 +2461,4 @@ def make(cuda, load, h):
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
     return SimpleNamespace(helpers=helpers, partials=partials, argmax=argmax,
-                           finalize=finalize, gather=gather)
+                           finalize=finalize, tau=tau, gather=gather)
