@@ -470,7 +470,8 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                        w["tm"], w["gt"])))
             L.append((kn.fast.gather(), (S, n), B,
                       (o.x, nv, chunk, plan.tpt, temp, vllm, w["tm"], w["gt"], w["gc"])))
-        L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
+        # (its selection for top-k-only rows past RANK_MAX candidates where TOPK_SELECT is on)
+        L.append((kn.fast.finalize(r.large, KF.TOPK_SELECT), n, plan.fast_final_block,
                   (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status, w["gc"])))

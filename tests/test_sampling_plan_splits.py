@@ -94,7 +94,7 @@ def fake_launches(plan, route, want_lp=False, partials=None):
         return "p4" if top4 else "p"
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in,
-                             finalize=lambda large=False: "F" if large else "f",
+                             finalize=lambda large=False, sel=False: "F" if large else "f",
                              tau=lambda: "T", gather=lambda: "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",

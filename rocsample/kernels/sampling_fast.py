@@ -165,6 +165,13 @@ _CAP_SLOPE = _ph.CAP_SLOPE
 _LB_NONE = np.int32(-2139095041)
 #: Candidates ranked by counting (above: a bitonic sort).
 RANK_MAX = 256
+#: Top-k-only rows with more candidates than RANK_MAX take the tile finalize's selection (the
+#: K-th largest candidate by a histogram of their key distances and a count within its bin,
+#: then the draw over the candidates from it up) instead of the bitonic sort, whose 66 stages
+#: took 23 of top_k 1000's 69 us at 64 x 151936 (an H100, forty-fourth session,
+#: tools/gpu/fin_stages.sh). Off until a device gate has run it (``ROCSAMPLE_TOPK_SELECT=1``
+#: turns it on; the router reads it at each launch).
+TOPK_SELECT = os.environ.get("ROCSAMPLE_TOPK_SELECT", "0") == "1"
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
 #: in NGRP groups of GW.
 NBIN = 512
@@ -1799,7 +1806,7 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    def _finalize(LARGE):
+    def _finalize(LARGE, SEL):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
       # shared memory (48 KB of static shared memory a block): the candidates come gathered by
       # ``gather()``'s launch, a block a (split, row), in the scratch ``gc`` (no tile maxima
@@ -1808,6 +1815,8 @@ def make(cuda, load, h):
       # kept in the list itself (bitonic sort in place, or the rank-scattered copy in its upper
       # half), their values read back from the keys, and the counting rank's counts in the
       # histogram (free by then); top-p by a block scan of the masses.
+      # SEL: a top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates takes the
+      # selection (b'') instead of the sort and the masses (TOPK_SELECT).
       KC = KCAP_L if LARGE else KCAP
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
@@ -2116,6 +2125,57 @@ def make(cuda, load, h):
           elif C < kk:
               kk = C
           K = kk
+          # (b'') SEL, a top-k-only row past RANK_MAX: no order is needed, only the K-th
+          # largest composite (cut): a histogram of the candidates' key distances to the row
+          # maximum (dist_bin, as the tile maxima's), the bin B where the count reaches K
+          # (bin_select), then among the M candidates of bin B (in mass, free here) the one
+          # with need - 1 larger, need = K less the candidates of the bins before B (all of
+          # them larger: the bins are monotone in the key). Survivors: the composites >= cut
+          # (every candidate where K = C). More than KC in bin B (heavy near-ties): the sort.
+          cut = _I64_M1
+          sel = SEL and C > RANK_MAX and p >= _F32_1 and mp <= _F32_0
+          if sel and K < C:
+              b_ = tid
+              while b_ < NBIN:
+                  hist[b_] = np.int32(0)
+                  b_ += bs
+              if tid == 0:
+                  sm_r[8] = _I64_0
+                  sm_r[9] = _I64_0
+                  sm_r[10] = _I64_M1
+              cuda.syncthreads()
+              j = np.int64(tid)
+              while j < C:
+                  atomic_add(hist, dist_bin(kmax - (cand[j] >> _S31)), np.int32(1))
+                  j += bsw
+              cuda.syncthreads()
+              bin_select(hist, grp, sm_r, K, tid, bs)
+              bk = sm_r[0]
+              j = np.int64(tid)
+              while j < C:
+                  cj = cand[j]
+                  b = dist_bin(kmax - (cj >> _S31))
+                  if b < bk:
+                      atomic_add(sm_r, 8, _I64_1)
+                  elif b == bk:
+                      slot = atomic_add(sm_r, 9, _I64_1)
+                      if slot < np.int64(KC):
+                          mass[slot] = cj
+                  j += bsw
+              cuda.syncthreads()
+              M = sm_r[9]
+              need = K - sm_r[8]
+              if M <= np.int64(KC):
+                  j = np.int64(tid)
+                  while j < M:
+                      me = mass[j]
+                      if count_greater(mass, me, _I64_0, M) == need - _I64_1:
+                          sm_r[10] = me
+                      j += bsw
+                  cuda.syncthreads()
+                  cut = sm_r[10]
+              else:
+                  sel = False
           # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
           # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
           # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
@@ -2126,7 +2186,7 @@ def make(cuda, load, h):
           thr = _F64_NINF
           if mp > _F32_0:
               thr = xm + math.log(np.float64(mp))
-          if C > RANK_MAX:
+          if C > RANK_MAX and not sel:
               P2 = np.int64(1)
               while P2 < C:
                   P2 *= 2
@@ -2166,6 +2226,8 @@ def make(cuda, load, h):
           if LARGE and C <= RANK_MAX:
               so = np.int64(CH)
           j = np.int64(tid)
+          if sel:
+              j = C   # (no sorted prefix, no masses)
           while j < C:
               me = cand[j]
               r_ = j
@@ -2277,10 +2339,17 @@ def make(cuda, load, h):
           # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
           # (each thread folds its survivors j = tid, tid + bs, ...: a slot a thread; at most 32
           # survivors are folded by the first 32 threads alone)
+          # (SEL: over the C candidates, those >= cut)
           j = np.int64(tid)
           best = _I64_M1
-          while j < L:
-              if LARGE:
+          lim = L
+          if sel:
+              lim = C
+          while j < lim:
+              if sel:
+                  cj = cand[j]
+                  sv = key_value(cj >> _S31)
+              elif LARGE:
                   cj = cand[so + j]
                   sv = key_value(cj >> _S31)
               else:
@@ -2288,11 +2357,12 @@ def make(cuda, load, h):
                   sv = sval[j]
               if not is_vllm:
                   sv = np.float32(sv * inv_t)
-              sc = score_from_scaled(sv, sd, ps, comp_token(cj))
-              if sc > best:
-                  best = sc
+              if cj >= cut:
+                  sc = score_from_scaled(sv, sd, ps, comp_token(cj))
+                  if sc > best:
+                      best = sc
               j += bsw
-          if L <= np.int64(32):
+          if L <= np.int64(32) and not sel:
               best = fold_few(best, tid, L, sm_c)
           else:
               best = fold_max(best, tid, bs, sm_c, f1c, sm_r)
@@ -2303,13 +2373,14 @@ def make(cuda, load, h):
 
     finals = {}
 
-    def finalize(large=False):
+    def finalize(large=False, sel=False):
         # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP), whose
-        # candidates ``gather()``'s launch before it lists.
-        key = bool(large)
+        # candidates ``gather()``'s launch before it lists; ``sel``: top-k-only rows past
+        # RANK_MAX candidates by the selection (TOPK_SELECT).
+        key = (bool(large), bool(sel))
         kern = finals.get(key)
         if kern is None:
-            kern = finals[key] = _finalize(key)
+            kern = finals[key] = _finalize(*key)
         return kern
 
     def _tau():

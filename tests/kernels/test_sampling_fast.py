@@ -164,6 +164,63 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, mon
     compare(backend, lg, tok, lp, seed=seed, position=7, **params)
 
 
+@pytest.mark.parametrize("order", ["llama", "vllm"])
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+def test_top_k_only_rows_by_selection(backend, large_shape, rng, order, large, monkeypatch):
+    # KF.TOPK_SELECT: a top-k-only row with more than RANK_MAX candidates is drawn from its
+    # K-th largest candidate up, found by a histogram of the candidates' key distances and a
+    # count within the bin that holds it, with no sort (the small form: top_k KCAP; the large:
+    # the large shape's k). Rows: plain; values in steps of 1/4 (ties at the cut: their lower
+    # indices first); a cluster of near-equal values past the bin's room (KC: the sort serves
+    # that row); NaNs every fifth token. A top-p row beside them keeps the sort. Tokens and
+    # logprobs as the reference's at three positions.
+    skip_order_on_wave64(backend, order)
+    sh = large_shape
+    vocab = sh["vocab"]
+    k = sh["k"] if large else KF.KCAP
+    monkeypatch.setattr(KF, "TOPK_SELECT", True)
+    monkeypatch.setattr(router, "TILE_LARGE", True if large else None)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    rows = 5
+    lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
+    lg[1] = np.round(lg[1] * 4) / 4
+    cl = rng.choice(vocab, (KF.KCAP_L if large else KF.KCAP) + 100, replace=False)
+    lg[2] = rng.normal(size=vocab).astype(np.float32)
+    lg[2, cl] = (6 + rng.uniform(0, 1e-3, cl.size)).astype(np.float32)
+    lg[3, ::5] = np.nan
+    topp = np.array([1.0, 1.0, 1.0, 1.0, 0.9], np.float32)
+    params = dict(temperature=np.float32(0.8), top_k=k, top_p=topp)
+    s = rs.Sampler(rows, vocab, "float32", order=order, _block=sh["block"], _splits=sh["splits"])
+    hk = router.Host(np.full(rows, 0.8, np.float32), np.full(rows, k), topp,
+                     np.zeros(rows, np.float32))
+    r = router.route(s.plan, hk)
+    assert r.tile and r.large == large and not r.hist
+    seed = rng.integers(0, 2**63, rows)
+    for pos in range(3):
+        tok, lp = _run(sh, lg, seed=seed, position=pos, order=order, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=pos, order=order, **params)
+    # The cut itself (the large form: 400 in the bin, within its room; the small one sorts
+    # them, past KCAP): 400 tokens tied at the maximum, top_k 8, a temperature that makes the
+    # survivors near equally likely, 16 rows of different seeds at two positions: the 8
+    # lowest indices of the tie are drawn, the 8th among them, and no other (a cut one place
+    # off draws the 9th, or never the 8th).
+    if not large:
+        return
+    rows = 16
+    tie = np.sort(rng.choice(vocab, 400, replace=False))
+    lg = np.tile(rng.normal(size=vocab).astype(np.float32), (rows, 1))
+    lg[:, tie] = np.float32(5.0)
+    params = dict(temperature=np.float32(50.0), top_k=8)
+    seed = rng.integers(0, 2**63, rows)
+    drawn = []
+    for pos in range(2):
+        tok, lp = _run(sh, lg, seed=seed, position=pos, order=order, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=pos, order=order, **params)
+        drawn.append(host(backend, tok))
+    drawn = np.concatenate(drawn)
+    assert set(drawn.tolist()) <= set(tie[:8].tolist()) and tie[7] in drawn, np.unique(drawn)
+
+
 def _keys(v):
     """The kernels' order key of float32 values (``order_key``: -0.0 as +0.0), int64."""
     b = np.where(v == 0, np.float32(0), v).astype(np.float32).view(np.uint32).astype(np.int64)
