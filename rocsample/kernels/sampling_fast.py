@@ -60,10 +60,17 @@ leaves the row's state. Every path gives the reference's tokens.
 
    Its large form (``finalize(True)``, top_k up to ``KCAP_L``) takes the same steps over a
    longer list, its candidates (b) from ``gather()``, a launch before it at phase 1's grid:
-   every block of a tile row lists the tokens from tau up of its own split's tiles (the row's
-   tau and B found once, as (a) does, by ``tau()``, a launch of a block a row before it) (``gc``: a count, then the composites, per split), so the row's
-   tiles are read by all its splits' blocks at once, not by the finalize's one block; the
-   finalize copies the lists into its candidate list.
+   every block of a tile row lists the tokens from tau up of its own split's tiles (``gc``: a
+   count, then the composites, per split; the row's tau and B found once, as (a) does, by
+   ``tau()``, a launch of a block a row before it), so the row's tiles are read by all its
+   splits' blocks at once, not by the finalize's one block; the finalize copies the lists into
+   its candidate list.
+
+   With ``TOPK_SELECT`` (off until a device gate runs it), a top-k-only row (no top-p, no
+   min-p) with more than RANK_MAX candidates, in either form, skips (b)'s sort and masses and
+   (c): the K-th largest candidate (the cut) from a histogram of the candidates' key distances
+   (the bin where the count reaches K) and a count within that bin, then (d) over the
+   candidates >= cut. A bin holding more than the form's KCAP candidates: the sort.
 
    When the candidates overflow the list (``cap``) or the qualifying tiles overflow their list
    (``TLMAX``), adversarial rows such as sorted or constant logits, the same block finds the
