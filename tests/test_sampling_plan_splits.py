@@ -79,22 +79,26 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
     assert 1 <= draw_splits(rows, vocab, splits, cus) <= splits
 
 
-def fake_launches(plan, route, want_lp=False, partials=None):
+def fake_launches(plan, route, want_lp=False, partials=None, finals=None):
     """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
     tile finalize ("F" its large form, "T" / "G" the large form's tau and gather), "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
     position advance; ``partials``: phase 1's factory instead) and for the operands (each
     scratch view by its name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of
     its drawing splits, "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of
-    the nucleus pass): [(kernel, grid, block, args)]."""
+    the nucleus pass; ``finals``: a list the finalize's (large, sel) requests go to):
+    [(kernel, grid, block, args)]."""
     from types import SimpleNamespace
 
     from rocsample import sampling_router as R
 
     def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False):
         return "p4" if top4 else "p"
+
+    def fin(large=False, sel=False):
+        (finals if finals is not None else []).append((large, sel))
+        return "F" if large else "f"
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=partials or stand_in,
-                             finalize=lambda large=False, sel=False: "F" if large else "f",
+        fast=SimpleNamespace(partials=partials or stand_in, finalize=fin,
                              tau=lambda: "T", gather=lambda: "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
@@ -215,6 +219,21 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
         (0, ()), (0, (0,)), (1, (0,)), (1, (2,)), (0, (1, 3)))
     dev = R.Route(True, True, True, True, dev=True, large=True)
     assert R.conditional(SimpleNamespace(n_rows=R.COND_MIN_ROWS), dev) == (4, 5)
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_the_tile_finalize_takes_its_selection_as_topk_select_says(monkeypatch, on):
+    # KF.TOPK_SELECT (ROCSAMPLE_TOPK_SELECT), read at each launch: the small and the large
+    # finalize compiled with the top-k-only selection, or without it
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    monkeypatch.setattr(KF, "TOPK_SELECT", on)
+    plan = _plan(64, 151936)
+    finals = []
+    for route in (R.Route(tile=True), R.Route(tile=True, large=True)):
+        fake_launches(plan, route, finals=finals)
+    assert finals == [(False, on), (True, on)]
 
 
 def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():
