@@ -2139,50 +2139,53 @@ def make(cuda, load, h):
           # with need - 1 larger, need = K less the candidates of the bins before B (all of
           # them larger: the bins are monotone in the key). Survivors: the composites >= cut
           # (every candidate where K = C). More than KC in bin B (heavy near-ties): the sort.
+          # (a branch numba prunes where SEL is False: the other forms' code is as before it)
           cut = _I64_M1
-          sel = SEL and C > RANK_MAX and p >= _F32_1 and mp <= _F32_0
-          if sel and K < C:
-              b_ = tid
-              while b_ < NBIN:
-                  hist[b_] = np.int32(0)
-                  b_ += bs
-              if tid == 0:
-                  sm_r[8] = _I64_0
-                  sm_r[9] = _I64_0
-                  sm_r[10] = _I64_M1
-              cuda.syncthreads()
-              j = np.int64(tid)
-              while j < C:
-                  atomic_add(hist, dist_bin(kmax - (cand[j] >> _S31)), np.int32(1))
-                  j += bsw
-              cuda.syncthreads()
-              bin_select(hist, grp, sm_r, K, tid, bs)
-              bk = sm_r[0]
-              j = np.int64(tid)
-              while j < C:
-                  cj = cand[j]
-                  b = dist_bin(kmax - (cj >> _S31))
-                  if b < bk:
-                      atomic_add(sm_r, 8, _I64_1)
-                  elif b == bk:
-                      slot = atomic_add(sm_r, 9, _I64_1)
-                      if slot < np.int64(KC):
-                          mass[slot] = cj
-                  j += bsw
-              cuda.syncthreads()
-              M = sm_r[9]
-              need = K - sm_r[8]
-              if M <= np.int64(KC):
+          sel = False
+          if SEL:
+              sel = C > RANK_MAX and p >= _F32_1 and mp <= _F32_0
+              if sel and K < C:
+                  b_ = tid
+                  while b_ < NBIN:
+                      hist[b_] = np.int32(0)
+                      b_ += bs
+                  if tid == 0:
+                      sm_r[8] = _I64_0
+                      sm_r[9] = _I64_0
+                      sm_r[10] = _I64_M1
+                  cuda.syncthreads()
                   j = np.int64(tid)
-                  while j < M:
-                      me = mass[j]
-                      if count_greater(mass, me, _I64_0, M) == need - _I64_1:
-                          sm_r[10] = me
+                  while j < C:
+                      atomic_add(hist, dist_bin(kmax - (cand[j] >> _S31)), np.int32(1))
                       j += bsw
                   cuda.syncthreads()
-                  cut = sm_r[10]
-              else:
-                  sel = False
+                  bin_select(hist, grp, sm_r, K, tid, bs)
+                  bk = sm_r[0]
+                  j = np.int64(tid)
+                  while j < C:
+                      cj = cand[j]
+                      b = dist_bin(kmax - (cj >> _S31))
+                      if b < bk:
+                          atomic_add(sm_r, 8, _I64_1)
+                      elif b == bk:
+                          slot = atomic_add(sm_r, 9, _I64_1)
+                          if slot < np.int64(KC):
+                              mass[slot] = cj
+                      j += bsw
+                  cuda.syncthreads()
+                  M = sm_r[9]
+                  need = K - sm_r[8]
+                  if M <= np.int64(KC):
+                      j = np.int64(tid)
+                      while j < M:
+                          me = mass[j]
+                          if count_greater(mass, me, _I64_0, M) == need - _I64_1:
+                              sm_r[10] = me
+                          j += bsw
+                      cuda.syncthreads()
+                      cut = sm_r[10]
+                  else:
+                      sel = False
           # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
           # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
           # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
@@ -2346,17 +2349,24 @@ def make(cuda, load, h):
           # (d) Gumbel-max over the L survivors: the largest (score key, -index) composite.
           # (each thread folds its survivors j = tid, tid + bs, ...: a slot a thread; at most 32
           # survivors are folded by the first 32 threads alone)
-          # (SEL: over the C candidates, those >= cut)
           j = np.int64(tid)
           best = _I64_M1
-          lim = L
-          if sel:
-              lim = C
-          while j < lim:
+          if SEL:
               if sel:
-                  cj = cand[j]
-                  sv = key_value(cj >> _S31)
-              elif LARGE:
+                  # over the C candidates, those >= cut (then no survivor is looked up below)
+                  while j < C:
+                      cj = cand[j]
+                      if cj >= cut:
+                          sv = key_value(cj >> _S31)
+                          if not is_vllm:
+                              sv = np.float32(sv * inv_t)
+                          sc = score_from_scaled(sv, sd, ps, comp_token(cj))
+                          if sc > best:
+                              best = sc
+                      j += bsw
+                  L = _I64_0
+          while j < L:
+              if LARGE:
                   cj = cand[so + j]
                   sv = key_value(cj >> _S31)
               else:
@@ -2364,10 +2374,9 @@ def make(cuda, load, h):
                   sv = sval[j]
               if not is_vllm:
                   sv = np.float32(sv * inv_t)
-              if cj >= cut:
-                  sc = score_from_scaled(sv, sd, ps, comp_token(cj))
-                  if sc > best:
-                      best = sc
+              sc = score_from_scaled(sv, sd, ps, comp_token(cj))
+              if sc > best:
+                  best = sc
               j += bsw
           if L <= np.int64(32) and not sel:
               best = fold_few(best, tid, L, sm_c)
