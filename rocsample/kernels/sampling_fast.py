@@ -1793,6 +1793,17 @@ def make(cuda, load, h):
         return dist_bin(kmax - filter_key(v, inv_t, vllm)) <= bsel
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def race(best, cj, sv, is_vllm, inv_t, sd, ps):
+        # The draw's fold of a survivor: the larger of best and its (score key, -index)
+        # composite, sv its filter value (scaled here for llama).
+        if not is_vllm:
+            sv = np.float32(sv * inv_t)
+        sc = score_from_scaled(sv, sd, ps, comp_token(cj))
+        if sc > best:
+            return sc
+        return best
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def count_greater(arr, me, q, qe):
         # How many of arr[q:qe] exceed me: four loads per step, issued together (the slots up to
         # three past qe are inside the array and masked).
@@ -2357,12 +2368,7 @@ def make(cuda, load, h):
                   while j < C:
                       cj = cand[j]
                       if cj >= cut:
-                          sv = key_value(cj >> _S31)
-                          if not is_vllm:
-                              sv = np.float32(sv * inv_t)
-                          sc = score_from_scaled(sv, sd, ps, comp_token(cj))
-                          if sc > best:
-                              best = sc
+                          best = race(best, cj, key_value(cj >> _S31), is_vllm, inv_t, sd, ps)
                       j += bsw
                   L = _I64_0
           while j < L:
@@ -2372,11 +2378,7 @@ def make(cuda, load, h):
               else:
                   cj = srt[j]
                   sv = sval[j]
-              if not is_vllm:
-                  sv = np.float32(sv * inv_t)
-              sc = score_from_scaled(sv, sd, ps, comp_token(cj))
-              if sc > best:
-                  best = sc
+              best = race(best, cj, sv, is_vllm, inv_t, sd, ps)
               j += bsw
           if L <= np.int64(32) and not sel:
               best = fold_few(best, tid, L, sm_c)
