@@ -37,6 +37,13 @@ def host(backend, a):
     return np.asarray(backend.to_host(a))
 
 
+def scratch_view(backend, sampler, name):
+    """The device view ``name`` of a Sampler's scratch (its plan's layout) on its stream: what
+    its last call's kernels left there."""
+    buf = rs._pool(backend).request(sampler.stream, sampler.plan.scratch_bytes, rs.PURPOSE)
+    return sampler.plan.views(buf)[name]
+
+
 def device_params(backend, **arrays):
     """Per-row parameter arrays as device arrays on one stream, by name (a call's keywords)."""
     st = backend.stream()

@@ -19,6 +19,7 @@ from tests.kernels.test_sampling import (
     device_params,
     host,
     path_shape,
+    scratch_view,
 )
 from tests.kernels.test_sampling import run_shape as _run
 
@@ -263,8 +264,7 @@ def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
     seed = rng.integers(0, 2**63, rows)
     tok = s(lg, seed=seed, position=2, check=False, **params)[0]
     compare(backend, lg, tok, None, seed=seed, position=2, order=order, **params)
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    gc = host(backend, s.plan.views(buf)["gc"])
+    gc = host(backend, scratch_view(backend, s, "gc"))
     S = s.plan.splits
     room = gc.shape[2] - 1
     for r in range(rows):

@@ -27,6 +27,7 @@ from tests.kernels.conftest import skip_order_on_wave64
 from tests.kernels.test_sampling import (
     compare,
     host,
+    scratch_view,
 )
 
 #: compute-sanitizer runs (ROCSAMPLE_FUZZ=sanitize, tools/gpu/sanitize.sh) take the simulator's
@@ -82,8 +83,7 @@ def _call(backend, shape, lg, lp=False, splits=None, order="llama", geometry=Non
     if dtype == "bfloat16":
         kw["dtype"] = dtype
     res = s(lg, check=False, return_logprobs=lp, **kw)
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    si = host(backend, s.plan.views(buf)["si"])
+    si = host(backend, scratch_view(backend, s, "si"))
     return res[0], (res[1] if lp else None), si[:, KF.HS_NUC].copy()
 
 
@@ -595,8 +595,7 @@ def test_left_top_k_rows_finish_from_phase_1s_tile_bound(backend, shape, geometr
         if 2 <= k <= kmax:
             seed[r], top_k[r] = sd, k
             r += 1
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    si_dev = s.plan.views(buf)["si"]
+    si_dev = scratch_view(backend, s, "si")
     si = host(backend, si_dev)
     si[:, KF.HS_NTOT] = -7
     graphs.copy_to_device(si_dev, si, s.stream)

@@ -12,7 +12,7 @@ import pytest
 import rocsample.sampling as rs
 from rocsample import sampling_router as router
 from tests.kernels.conftest import skip_order_on_wave64
-from tests.kernels.test_sampling import compare, host
+from tests.kernels.test_sampling import compare, host, scratch_view
 
 
 @pytest.mark.parametrize("order", ["llama", "vllm"])
@@ -30,8 +30,7 @@ def test_an_outlier_row_overflows_the_gathered_list(backend, rng, order, monkeyp
     seed = rng.integers(0, 2**63, rows)
     tok = s(lg, seed=seed, position=5, check=False, **params)[0]
     compare(backend, lg, tok, None, seed=seed, position=5, order=order, **params)
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    gc = host(backend, s.plan.views(buf)["gc"])
+    gc = host(backend, scratch_view(backend, s, "gc"))
     total = gc[:, :s.plan.splits, 0].sum(axis=1)
     assert s.plan.cap_large == cap
     assert total[0] > cap, total      # the outlier row: past the list, the fallback's

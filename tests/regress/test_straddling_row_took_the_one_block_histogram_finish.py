@@ -16,7 +16,7 @@ from bench.test_sampling import _host_logits
 from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
 from rocsample.reference import sampling as ref
-from tests.kernels.test_sampling import compare, host
+from tests.kernels.test_sampling import compare, host, scratch_view
 
 
 def _bench_row(backend, monkeypatch, lg, top_p):
@@ -30,8 +30,7 @@ def _bench_row(backend, monkeypatch, lg, top_p):
     s = rs.Sampler(1, 32000, "float32", _block=256, _splits=1)
     tok, _ = s(lg, seed=seed, position=pos, check=False, top_p=top_p, temperature=1.0)
     got = compare(backend, lg, tok, seed=seed, position=pos, top_p=top_p, temperature=1.0)
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    si = host(backend, s.plan.views(buf)["si"])
+    si = host(backend, scratch_view(backend, s, "si"))
     return int(got[0]), si[0, KF.HS_NUC], si[0, KF.HS_W1], si[0, KF.HS_W2]
 
 
@@ -81,7 +80,6 @@ def test_a_mass_before_equal_to_the_target_is_outside_the_nucleus(backend, monke
     s = rs.Sampler(seeds.size, vocab, "float32", _splits=2)
     tok, _ = s(lg, seed=seeds, position=5, check=False, top_p=p, temperature=1.0)
     got = compare(backend, lg, tok, seed=seeds, position=5, top_p=p, temperature=1.0)
-    buf = rs._pool(backend).request(s.stream, s.plan.scratch_bytes, rs.PURPOSE)
-    si = host(backend, s.plan.views(buf)["si"])
+    si = host(backend, scratch_view(backend, s, "si"))
     assert list(si[:, KF.HS_NUC]) == [KF.NUC_EXACT] * seeds.size
     assert list(got) == list(si[:, KF.HS_W2])
