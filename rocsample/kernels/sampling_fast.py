@@ -1777,6 +1777,15 @@ def make(cuda, load, h):
     bin_dlim = cuda.jit(device=True, cache=JIT_CACHE)(_bin_dlim)
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def bin_tau(kmax, b):
+        # The lowest key of bin b below the row's maximum key kmax (every key in the bins <= b
+        # is at least it), clamped at 0: the tile finalizes' and the histogram pass's tau.
+        tau = kmax - bin_dlim(b)
+        if tau < _I64_0:
+            tau = _I64_0
+        return tau
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def key_value(key):
         # Inverse of order_key: the float32 whose key is ``key`` (+0.0 for the folded zeros).
         if key >= _SIGN31:
@@ -1881,17 +1890,16 @@ def make(cuda, load, h):
           offs = cuda.shared.array(OFS_N, np.int32)
           bsw = np.int64(bs)
           # This thread's first tile maxima are loaded first, so their latency hides behind
-          # the split reduction.
+          # the split reduction (the small form: the large one reads no tile maxima).
           G = np.int64(nsplit) * np.int64(tpt)
-          if LARGE:
-              G = _I64_0
           tv = cuda.local.array(TPRE, np.float32)
-          for u in range(TPRE):
-              j = np.int64(tid) + np.int64(u) * bsw
-              vu = _F32_NAN
-              if j < G:
-                  vu = tm[row, j]
-              tv[u] = vu
+          if not LARGE:
+              for u in range(TPRE):
+                  j = np.int64(tid) + np.int64(u) * bsw
+                  vu = _F32_NAN
+                  if j < G:
+                      vu = tm[row, j]
+                  tv[u] = vu
           b_ = tid
           while b_ < NBIN:
               hist[b_] = np.int32(0)
@@ -1928,64 +1936,14 @@ def make(cuda, load, h):
           kk = np.int64(k)
           m = key_value(cv >> _S31)
           kmax = filter_key(m, inv_t, is_vllm)
-          # (a) tau from a histogram of the tile maxima by their key distance to the row maximum
-          # (dist_bin: monotone, 1/16-octave bins): the first bin B where the tiles counted from
-          # the maximum down reach k; tau = the lowest key of bin B. At least k tiles have their
-          # maximum >= tau, so at least k tokens do. (Fewer than k finite tiles: tau = 0, every
-          # finite token.)
-          for u in range(TPRE):
-              j = np.int64(tid) + np.int64(u) * bsw
-              if j < G:
-                  v = tv[u]
-                  b = np.int64(NBIN)
-                  if is_finite(v):
-                      b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                      atomic_add(hist, b, np.int32(1))
-                  if not LARGE:
-                      sb[j] = np.int16(b)
-          j = np.int64(tid) + np.int64(TPRE) * bsw
-          while j < G:
-              v = tm[row, j]
-              b = np.int64(NBIN)
-              if is_finite(v):
-                  b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
-                  atomic_add(hist, b, np.int32(1))
-              if not LARGE:
-                  sb[j] = np.int16(b)
-              j += bsw
-          cuda.syncthreads()
-          # the bin where the count from the maximum down reaches k
-          if not LARGE:
-              bin_select(hist, grp, sm_r, kk, tid, bs)
-          bsel = sm_r[0]
-          tau = kmax - bin_dlim(bsel)
-          if tau < _I64_0:
-              tau = _I64_0
-          # the tiles of bins <= B (maximum key >= tau), compacted; their order does not matter
-          # (candidates are ranked by (key desc, index asc) below). (The large form's list in
-          # tile order, a block scan, with the gather's work items token-major, so neighbouring
-          # lanes load neighbouring tiles' tokens: timed on the H200 in the sixteenth session,
-          # top_k 1000 64 x 151936 100.8 -> 99.4 us, 64 x 262144 113.1 -> 117.1; not kept. Its
-          # gather by a launch of its own: 99.4 -> 75.9 on an H100, forty-third session.)
-          j = np.int64(tid)
-          while j < G:
-              if np.int64(sb[j]) <= bsel:
-                  slot = atomic_add(cnt, 1, np.int32(1))
-                  if slot < TLM:
-                      tl[slot] = np.int32(j)
-              j += bsw
+          nq = _I64_0
+          C = _I64_0
           if LARGE:
-              # the histogram serves the counting rank from here on (rk)
-              b_ = tid
-              while b_ < KCAP:
-                  hist[b_] = np.int32(0)
-                  b_ += bs
-          cuda.syncthreads()
-          if LARGE:
-              # (b) the candidates gather() found, a list a split (its count in slot 0, its
-              # composites after it): the lists' offsets in cand by thread 0, then each slot
-              # of cand from its split's list. A list past its room or past cap in all: the
-              # overflow path below (cnt[0] = cap + 1).
+              # (b) the candidates gather() found (from tau()'s bound), a list a split (its
+              # count in slot 0, its composites after it): the lists' offsets in cand by thread
+              # 0, then each slot of cand from its split's list. A list past its room or past
+              # cap in all: the overflow path below (C = cap + 1). (The histogram, zeroed above
+              # and not used for tiles here, serves the counting rank: rk.)
               s_ = tid
               while s_ < nsplit:
                   offs[s_] = np.int32(min(gc[row, s_, 0], np.int64(cap) + _I64_1))
@@ -2003,10 +1961,10 @@ def make(cuda, load, h):
                       tot = min(tot + c2, over)
                   cnt[0] = np.int32(tot)
               cuda.syncthreads()
-              ct = np.int64(cnt[0])
-              if ct <= np.int64(cap):
+              C = np.int64(cnt[0])
+              if C <= np.int64(cap):
                   j = np.int64(tid)
-                  while j < ct:
+                  while j < C:
                       # the split whose list holds slot j: the last s with offs[s] <= j
                       a_ = _I64_0
                       b2 = np.int64(nsplit)
@@ -2018,55 +1976,99 @@ def make(cuda, load, h):
                               b2 = mid
                       cand[j] = gc[row, a_, _I64_1 + j - np.int64(offs[a_])]
                       j += bsw
-          nq = np.int64(cnt[1])
-          C = _I64_0
-          if nq <= TLM:
-              # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
-              # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a split
-              # streams t + u * block, and phase 1's block is a multiple of tpt, a power of two).
-              # Work item w is token c = w mod ept of list slot w div ept (a float64 quotient,
-              # corrected).
-              ept = (chunk + tpt - 1) // tpt
-              inv_ept = _F64_1 / np.float64(ept)
-              total = nq * ept
-              tb = np.int64(0)
-              while (np.int64(1) << tb) < tpt:
-                  tb += 1
-              tmask = np.int64(tpt) - 1
-              w0 = np.int64(tid)
-              vals = cuda.local.array(GU, np.float32)
-              idxs = cuda.local.array(GU, np.int64)
-              while w0 < total:
-                  for u2 in range(GU):
-                      w = w0 + np.int64(u2) * bsw
-                      idxs[u2] = _I64_M1
-                      if w < total:
-                          sl = np.int64(np.float64(w) * inv_ept)
-                          if sl * ept > w:
-                              sl -= _I64_1
-                          elif (sl + _I64_1) * ept <= w:
-                              sl += _I64_1
-                          c = w - sl * ept
-                          q = np.int64(tl[sl])
-                          sp = q >> tb
-                          lo = sp * chunk
-                          i = lo + (q & tmask) + (c << tb)
-                          if i < min(lo + chunk, n):
-                              idxs[u2] = i
-                              vals[u2] = load(x, row, i)
-                  for u2 in range(GU):
-                      i = idxs[u2]
-                      if i >= _I64_0:
-                          v = vals[u2]
-                          if is_finite(v):
-                              key = filter_key(v, inv_t, is_vllm)
-                              if key >= tau:
-                                  slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                                  if slot < cap:
-                                      cand[slot] = (key << _S31) | (_LOW31 - i)
-                  w0 += bsw * np.int64(GU)
+                  cuda.syncthreads()
+          else:
+              # (a) tau from a histogram of the tile maxima by their key distance to the row
+              # maximum (dist_bin: monotone, 1/16-octave bins): the first bin B where the tiles
+              # counted from the maximum down reach k; tau = the lowest key of bin B. At least k
+              # tiles have their maximum >= tau, so at least k tokens do. (Fewer than k finite
+              # tiles: tau = 0, every finite token.)
+              for u in range(TPRE):
+                  j = np.int64(tid) + np.int64(u) * bsw
+                  if j < G:
+                      v = tv[u]
+                      b = np.int64(NBIN)
+                      if is_finite(v):
+                          b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                          atomic_add(hist, b, np.int32(1))
+                      sb[j] = np.int16(b)
+              j = np.int64(tid) + np.int64(TPRE) * bsw
+              while j < G:
+                  v = tm[row, j]
+                  b = np.int64(NBIN)
+                  if is_finite(v):
+                      b = dist_bin(kmax - filter_key(v, inv_t, is_vllm))
+                      atomic_add(hist, b, np.int32(1))
+                  sb[j] = np.int16(b)
+                  j += bsw
               cuda.syncthreads()
-              C = np.int64(cnt[0])
+              # the bin where the count from the maximum down reaches k
+              bin_select(hist, grp, sm_r, kk, tid, bs)
+              bsel = sm_r[0]
+              tau = bin_tau(kmax, bsel)
+              # the tiles of bins <= B (maximum key >= tau), compacted; their order does not
+              # matter (candidates are ranked by (key desc, index asc) below). (The large
+              # form's list in tile order, a block scan, with the gather's work items
+              # token-major, so neighbouring lanes load neighbouring tiles' tokens: timed on the
+              # H200 in the sixteenth session, top_k 1000 64 x 151936 100.8 -> 99.4 us,
+              # 64 x 262144 113.1 -> 117.1; not kept. Its gather by a launch of its own:
+              # 99.4 -> 75.9 on an H100, forty-third session.)
+              j = np.int64(tid)
+              while j < G:
+                  if np.int64(sb[j]) <= bsel:
+                      slot = atomic_add(cnt, 1, np.int32(1))
+                      if slot < TLM:
+                          tl[slot] = np.int32(j)
+                  j += bsw
+              cuda.syncthreads()
+              nq = np.int64(cnt[1])
+              if nq <= TLM:
+                  # (b) gather the finite tokens with key >= tau from those tiles. Tile q =
+                  # split * tpt + r holds the tokens split * chunk + r + c * tpt (thread t of a
+                  # split streams t + u * block, and phase 1's block is a multiple of tpt, a
+                  # power of two). Work item w is token c = w mod ept of list slot w div ept (a
+                  # float64 quotient, corrected).
+                  ept = (chunk + tpt - 1) // tpt
+                  inv_ept = _F64_1 / np.float64(ept)
+                  total = nq * ept
+                  tb = np.int64(0)
+                  while (np.int64(1) << tb) < tpt:
+                      tb += 1
+                  tmask = np.int64(tpt) - 1
+                  w0 = np.int64(tid)
+                  vals = cuda.local.array(GU, np.float32)
+                  idxs = cuda.local.array(GU, np.int64)
+                  while w0 < total:
+                      for u2 in range(GU):
+                          w = w0 + np.int64(u2) * bsw
+                          idxs[u2] = _I64_M1
+                          if w < total:
+                              sl = np.int64(np.float64(w) * inv_ept)
+                              if sl * ept > w:
+                                  sl -= _I64_1
+                              elif (sl + _I64_1) * ept <= w:
+                                  sl += _I64_1
+                              c = w - sl * ept
+                              q = np.int64(tl[sl])
+                              sp = q >> tb
+                              lo = sp * chunk
+                              i = lo + (q & tmask) + (c << tb)
+                              if i < min(lo + chunk, n):
+                                  idxs[u2] = i
+                                  vals[u2] = load(x, row, i)
+                      for u2 in range(GU):
+                          i = idxs[u2]
+                          if i >= _I64_0:
+                              v = vals[u2]
+                              if is_finite(v):
+                                  key = filter_key(v, inv_t, is_vllm)
+                                  if key >= tau:
+                                      slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+                                      if slot < cap:
+                                          cand[slot] = (key << _S31) | (_LOW31 - i)
+                      w0 += bsw * np.int64(GU)
+                  cuda.syncthreads()
+                  C = np.int64(cnt[0])
           if nq > TLM or C > cap:
               # Overflow: exact k-th key by a radix select over the whole row, then gather the
               # top k in index order (ties to the lower index).
@@ -2454,12 +2456,9 @@ def make(cuda, load, h):
             bin_select(hist, grp, sm_r, np.int64(k), tid, bs)
             if tid == 0:
                 bsel = sm_r[0]
-                tau = kmax - bin_dlim(bsel)
-                if tau < _I64_0:
-                    tau = _I64_0
                 gt[row, 0] = kmax
                 gt[row, 1] = bsel
-                gt[row, 2] = tau
+                gt[row, 2] = bin_tau(kmax, bsel)
 
         return kern
 
@@ -2546,7 +2545,8 @@ def make(cuda, load, h):
                               topp_target=topp_target,
                               split_block=split_block, load_round=load_round,
                               count_done=count_done, put_token=put_token, dist_bin=dist_bin,
-                              bin_dlim=bin_dlim, digit_pick=digit_pick, bitonic_desc=bitonic_desc,
+                              bin_dlim=bin_dlim, bin_tau=bin_tau, digit_pick=digit_pick,
+                              bitonic_desc=bitonic_desc,
                               block_incl_scan=block_incl_scan, fold_slots=fold_slots,
                               fold_all=fold_all)
     return SimpleNamespace(helpers=helpers, partials=partials, argmax=argmax,

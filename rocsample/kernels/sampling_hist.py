@@ -288,7 +288,7 @@ def make(cuda, load, h, f):
     count_done = f.count_done
     put_token = f.put_token
     dist_bin = f.dist_bin
-    bin_dlim = f.bin_dlim
+    bin_tau = f.bin_tau
     digit_pick = f.digit_pick
     bitonic_desc = f.bitonic_desc
     block_incl_scan = f.block_incl_scan
@@ -538,10 +538,7 @@ def make(cuda, load, h, f):
                 if b2 < F.NBIN:
                     hb = np.int64(th[b2])
                     if run < kk and run + hb >= kk:
-                        tau = kkey - bin_dlim(np.int64(b2))
-                        if tau < _I64_0:
-                            tau = _I64_0
-                        sm_r[0] = tau
+                        sm_r[0] = bin_tau(kkey, np.int64(b2))
                     run += hb
         cuda.syncthreads()
         r = sm_r[0]

@@ -5,8 +5,9 @@ source (each must occur once), so they follow the kernel as it changes; a missin
 here, naming it.
 
 Stops: 9 at once (phase 1 and an empty finalize), 1 after the split reduction, 2 the tile
-histogram, 3 the bin of the k-th tile, 4 the tile list, 5 the gather, 6 the rank and sorted
-prefix, 7 the filters; 0 (or unset) the whole kernel. A stop writes a value made from its
+histogram, 3 the bin of the k-th tile, 4 the tile list (2 to 4: the small form's), 5 the gather
+(the large form: the copy of gather()'s lists), 6 the rank and sorted prefix, 7 the filters; 0
+(or unset) the whole kernel. A stop writes a value made from its
 stage's results into ``tokens[row]``, so the compiler keeps the stage's work.
 
     python tools/gpu/fin_stages.py SRC DST     # SRC's sampling_fast.py, staged, written to DST
@@ -17,6 +18,7 @@ from __future__ import annotations
 import sys
 
 _IND = " " * 10
+_IND2 = _IND + "    "
 
 
 def _stop(n: int, value: str, ind: str = _IND) -> str:
@@ -32,12 +34,13 @@ EDITS = [
     (f"{_IND}sm_c = cuda.shared.array(MAX_BLOCK, np.int64)\n"
      f"{_IND}sm_lm = cuda.shared.array(MAX_BLOCK, np.float64)\n", _stop(9, "n"), "before"),
     (f"{_IND}lse = row_lse(res)\n", _stop(1, "cv & 1023"), "after"),
-    (f"{_IND}# the bin where the count from the maximum down reaches k\n",
-     _stop(2, "hist[3] + hist[7] + np.int32(kmax & 7)"), "before"),
-    (f"{_IND}if tau < _I64_0:\n{_IND}    tau = _I64_0\n", _stop(3, "tau & 1023"), "after"),
-    (f"{_IND}nq = np.int64(cnt[1])\n", _stop(4, "nq + np.int64(tl[0])"), "after"),
-    (f"{_IND}if nq > TLM or C > cap:\n", _stop(5, "C + (cand[0] & 255)", _IND + "    "),
-     "before"),   # (inside the gather's branch, after its count)
+    # (2 to 4: the small form's tile stages, in its branch; the large form has none)
+    (f"{_IND2}# the bin where the count from the maximum down reaches k\n",
+     _stop(2, "hist[3] + hist[7] + np.int32(kmax & 7)", _IND2), "before"),
+    (f"{_IND2}tau = bin_tau(kmax, bsel)\n", _stop(3, "tau & 1023", _IND2), "after"),
+    (f"{_IND2}nq = np.int64(cnt[1])\n", _stop(4, "nq + np.int64(tl[0])", _IND2), "after"),
+    # (5: either form's candidates, the small form's gathered or the large form's copied)
+    (f"{_IND}if nq > TLM or C > cap:\n", _stop(5, "C + (cand[0] & 255)"), "before"),
     (f"{_IND}# (c) filters on the sorted prefix.",
      _stop(6, "np.int64(cnt[2]) + (cand[0] & 255) + (mass[1] & 1023)"), "before"),
     (f"{_IND}# (d) Gumbel-max over the L survivors", _stop(7, "L"), "before"),
