@@ -35,17 +35,7 @@ SH=${SH:-8x32000,64x32000,8x151936,64x151936,256x32000,256x151936,256x262144}
 read -r -a MD <<< "${MODES:---topk1000 --topp_alone}"
 ARGS=(--graph --bench-inputs "${MD[@]}" --shapes "$SH")
 IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_NUC_UNROLL=8,nucleus=4;ROCSAMPLE_NUC_UNROLL=8}"
-kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings (a pass under PLIM, default
-  # 240 s: the forty-second session's pass of 3 modes at 6 shapes, then under a fixed 100 s, was
-  # cut after 4 of its 18 cases)
-  local -a set
-  read -r -a set <<< "${VS[$1]}"
-  KLIM=${2:-${PLIM:-240}} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
-}
-for i in "${!VS[@]}"; do
-  echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
-  ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
-done
+ab_compile
 if [ -n "${RACE:-}" ]; then
   (
     IFS=';' read -r -a RV <<< "$RACE"
@@ -57,17 +47,7 @@ fi
 [ "${GATE:-0}" = 1 ] && run_gate "${GLIM:-330}"
 wait
 [ -n "${RACE:-}" ] && cat /tmp/race.txt
-echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
-for pass in $(seq "${PASSES:-2}"); do
-  for i in "${!VS[@]}"; do
-    if [ $((SECONDS - T0)) -gt "${STOP_BY:-500}" ]; then
-      echo "== stopped before pass $pass of v$i at $((SECONDS - T0)) s (STOP_BY)" | tee -a "$OUT/ab.txt"
-      break 2
-    fi
-    kp_v "$i" 2>&1 | graph_lines "v$i"
-  done
-done
-echo "== A/B done at $((SECONDS - T0)) s"
+ab_passes 500
 if [ "${NCU:-0}" = 1 ]; then
   read -r -a set0 <<< "${VS[0]}"
   timeout 150 env "${set0[@]}" NUMBA_CACHE_DIR=/tmp/nc-v0 ncu --clock-control none --csv \

@@ -10,6 +10,9 @@
 # selection's tests with the selection on, at the simulator's shapes, in the time left
 # (stopping by STOP, default 585 s). Output: $OUT/ab.txt, tests.log, racecheck.log,
 # san-summary.txt
+# (The next commit made the selection the only path and removed ROCSAMPLE_TOPK_SELECT: the
+# default VARIANTS are now one tree three times; this script stays as the record of that call,
+# and its steps serve other VARIANTS.)
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -19,15 +22,7 @@ SH=${SH:-1x151936,8x151936,64x151936,64x262144,256x151936}
 read -r -a MD <<< "${MODES:---topk1000 --chain}"
 ARGS=(--graph --bench-inputs "${MD[@]}" --shapes "$SH")
 IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_TOPK_SELECT=1;ROCSAMPLE_TOPK_SELECT=0;ROCSAMPLE_TOPK_SELECT=1 ROCSAMPLE_TILE_LARGE=1}"
-kp_v() {
-  local -a set
-  read -r -a set <<< "${VS[$1]}"
-  KLIM=${2:-${PLIM:-200}} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
-}
-for i in "${!VS[@]}"; do
-  echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
-  ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
-done
+ab_compile
 export ROCSAMPLE_TOPK_SELECT=1
 timeout "${TLIM:-170}" bash -c 'python3 -m pytest tests/kernels/test_sampling_fast.py \
   tests/regress/test_an_outlier_row_overflows_the_gathered_list.py "$@" --run-slow;
@@ -36,17 +31,7 @@ timeout "${TLIM:-170}" bash -c 'python3 -m pytest tests/kernels/test_sampling_fa
 echo "== tests rc=$? at $((SECONDS - T0)) s: $(grep -E "[0-9]+ (passed|failed)" "$OUT/tests.log" | tr '\n' ' ')"
 grep -E "^(FAILED|ERROR)" "$OUT/tests.log" | head -20
 wait
-echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
-for pass in $(seq "${PASSES:-2}"); do
-  for i in "${!VS[@]}"; do
-    if [ $((SECONDS - T0)) -gt "${STOP_BY:-400}" ]; then
-      echo "== stopped before pass $pass of v$i at $((SECONDS - T0)) s (STOP_BY)" | tee -a "$OUT/ab.txt"
-      break 2
-    fi
-    kp_v "$i" 2>&1 | graph_lines "v$i"
-  done
-done
-echo "== A/B done at $((SECONDS - T0)) s"
+ab_passes 400
 export ROCSAMPLE_FUZZ=sanitize
 FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
 PA=("${BH[@]}" -k "large or gather or outlier or selection")

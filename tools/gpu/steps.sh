@@ -224,3 +224,38 @@ decode_loop() {
   grep -E "SKIPPED|FAILED|Error" /tmp/decode.log | head -5
   python3 -m bench.report "$OUT/decode.json" 2>/dev/null | grep -A22 "^### Decode loop" | tee "$OUT/decode.md"
 }
+
+# --- variant A/Bs (s35_nu.sh, s45_first.sh): VS (one "VAR=VALUE ..." a variant) and ARGS
+# (kprofile.py's) set by the caller
+kp_v() {  # I [KLIM]: kprofile with the I-th variant's settings (a pass under PLIM, default
+  # 240 s: the forty-second session's pass of 3 modes at 6 shapes, then under a fixed 100 s, was
+  # cut after 4 of its 18 cases)
+  local -a set
+  read -r -a set <<< "${VS[$1]}"
+  KLIM=${2:-${PLIM:-240}} kp_var "v$1" "${set[@]}" -- "${ARGS[@]}"
+}
+
+ab_compile() {  # every variant compiled in the background (KLIM, default 300 s), a log each;
+  # the caller waits
+  local i
+  for i in "${!VS[@]}"; do
+    echo "v$i = ${VS[$i]}" | tee -a "$OUT/ab.txt"
+    ( kp_v "$i" "${KLIM:-300}" > "/tmp/warm-$i.log" 2>&1; echo "warm v$i rc=$?" >> "/tmp/warm-$i.log" ) &
+  done
+}
+
+ab_passes() {  # DEFAULT_STOP: PASSES (default 2) passes of every variant in turn, none started
+  # after STOP_BY (default DEFAULT_STOP) seconds from T0 -> $OUT/ab.txt
+  local pass i
+  echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
+  for pass in $(seq "${PASSES:-2}"); do
+    for i in "${!VS[@]}"; do
+      if [ $((SECONDS - T0)) -gt "${STOP_BY:-$1}" ]; then
+        echo "== stopped before pass $pass of v$i at $((SECONDS - T0)) s (STOP_BY)" | tee -a "$OUT/ab.txt"
+        return
+      fi
+      kp_v "$i" 2>&1 | graph_lines "v$i"
+    done
+  done
+  echo "== A/B done at $((SECONDS - T0)) s"
+}
