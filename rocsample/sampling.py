@@ -178,7 +178,8 @@ class Sampler:
             self.prewarm()
             return
         self.plan = SamplingPlan(be, self.stream.device, self.n_rows, self.n_vocab, dtype,
-                                 filters=self.filters, splits=_splits, block=_block, cap=_cap)
+                                 filters=self.filters, splits=_splits, block=_block, cap=_cap,
+                                 large=_router.large_room(self.n_rows))
         self._ns = be.kernels(K.build)
         self._binder = Binder()
         self._fast = self._binder.fast

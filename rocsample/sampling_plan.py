@@ -194,9 +194,12 @@ class SamplingPlan:
 
     def __init__(self, be, device: int, n_rows: int, n_vocab: int, dtype: str, *,
                  filters: bool = True, splits: int | None = None, block: int | None = None,
-                 cap: int | None = None) -> None:
+                 cap: int | None = None, large: bool = True) -> None:
         self.n_rows, self.n_vocab, self.dtype = n_rows, n_vocab, dtype
         self.filters = filters
+        # the large tile finalize's scratch (gc, gt: ``sampling_router.large_room`` says where
+        # its router can take that form); without it the router never does
+        self.large = bool(filters and large)
         warp = int(be.warp_size(device))
         b = _BLOCK if block is None else V.check_int("_block", block, 1, K.MAX_BLOCK)
         if b % warp or b > K.MAX_BLOCK or b & (b - 1):
@@ -252,13 +255,13 @@ class SamplingPlan:
                   ("tm", np.float32, (r, s * tpt))]
         if filters:
             layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS)),
-                       ("cand", np.int64, (r, KH.CAPG)),
-                       # the large tile finalize's candidates, gathered a (split, row) at a
-                       # time (kernels.sampling_fast's gather(): the count, then the
-                       # composites; a split holds at most its chunk's tokens)
-                       ("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw))),
-                       # and the row's (kmax, bin, tau) that kernels.sampling_fast's tau()
-                       # finds for it
+                       ("cand", np.int64, (r, KH.CAPG))]
+        if self.large:
+            # the large tile finalize's candidates, gathered a (split, row) at a time
+            # (kernels.sampling_fast's gather(): the count, then the composites; a split holds
+            # at most its chunk's tokens; 10.5 MB at 64 x 151936), and the row's (kmax, bin,
+            # tau) that kernels.sampling_fast's tau() finds for it
+            layout += [("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw))),
                        ("gt", np.int64, (r, 3))]
         off = 0
         self.layout = []

@@ -47,7 +47,7 @@ from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 
 __all__ = ["Host", "Operands", "Route", "TILE_KMAX", "TILE_LARGE", "after", "check_filters",
-           "conditional", "launches", "modes", "route", "tile_large_fits"]
+           "conditional", "large_room", "launches", "modes", "route", "tile_large_fits"]
 
 #: Largest top_k the tile finalize serves (``kernels.sampling_fast.KCAP``); larger ones take the
 #: histogram path. Tests lower it to reach that path at small vocabularies.
@@ -72,6 +72,13 @@ _LARGE_FILL = 0.7
 #: nvidia-h100-s43-gather-ab.txt): 64 x 151936 75.9 us against the rank route's 87.9,
 #: 64 x 262144 116.0 against 133.6; 8 x 151936 49.8 against 30.9, 8 x 262144 52.8 against 34.0.
 _LARGE_MIN_ROWS = 64
+
+
+def large_room(n_rows: int) -> bool:
+    """Whether a plan of ``n_rows`` rows needs the large tile finalize's scratch (``gc``,
+    ``gt``): where :data:`TILE_LARGE` (read when the plan is made) lets the router take that
+    form at that row count. A plan without it never takes the form."""
+    return TILE_LARGE is True or (TILE_LARGE is None and n_rows >= _LARGE_MIN_ROWS)
 #: The nucleus pass for top-p-only rows of host-parameter calls: phase 1 draws them too (its
 #: TOP2 variant: the row's two best Gumbel scores), then one more read
 #: (``sampling_hist._sample_nucleus_kernel``) decides whether either survives top-p and finishes
@@ -322,7 +329,7 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
     """(the tile finalize's top_k limit, whether its large form serves the call)."""
     small = int(min(TILE_KMAX, KF.KCAP))
     t, k = host.temperature, host.top_k
-    if TILE_LARGE is False:
+    if TILE_LARGE is False or not plan.large:
         return small, False
     if t is None or k is None:  # device arrays: the rows decide on the device
         return (KF.KCAP_L, True) if TILE_LARGE else (small, False)
@@ -470,11 +477,12 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                        w["tm"], w["gt"])))
             L.append((kn.fast.gather(), (S, n), B,
                       (o.x, nv, chunk, plan.tpt, temp, vllm, w["tm"], w["gt"], w["gc"])))
-        # (its selection for top-k-only rows past RANK_MAX candidates where TOPK_SELECT is on)
-        L.append((kn.fast.finalize(r.large, KF.TOPK_SELECT), n, plan.fast_final_block,
+        # (the small form reads no gc, which plans below the large form's rows lack: it is
+        # given pi, an int64 array of the same rank, so its signature is one in every plan)
+        L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
                   (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
-                   o.logprobs, o.status, w["gc"])))
+                   o.logprobs, o.status, w["gc"] if r.large else w["pi"])))
     # the count of phase 1's tile maxima a row (top-k rows' tile bound in the histogram code,
     # at whatever split count the pass that runs it has: row-strided, one block)
     tiles = S * plan.tpt

@@ -79,13 +79,13 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
     assert 1 <= draw_splits(rows, vocab, splits, cus) <= splits
 
 
-def fake_launches(plan, route, want_lp=False, partials=None, finals=None):
+def fake_launches(plan, route, want_lp=False, partials=None):
     """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
-    tile finalize ("F" its large form, "T" / "G" the large form's tau and gather), "n" the nucleus pass, "h" / "s" the histogram and select passes, "a" the
-    position advance; ``partials``: phase 1's factory instead) and for the operands (each
-    scratch view by its name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of
-    its drawing splits, "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of
-    the nucleus pass; ``finals``: a list the finalize's (large, sel) requests go to):
+    tile finalize ("F" its large form, "T" / "G" the large form's tau and gather), "n" the
+    nucleus pass, "h" / "s" the histogram and select passes, "a" the position advance;
+    ``partials``: phase 1's factory instead) and for the operands (each scratch view by its
+    name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of its drawing splits,
+    "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of the nucleus pass):
     [(kernel, grid, block, args)]."""
     from types import SimpleNamespace
 
@@ -94,8 +94,7 @@ def fake_launches(plan, route, want_lp=False, partials=None, finals=None):
     def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False):
         return "p4" if top4 else "p"
 
-    def fin(large=False, sel=False):
-        (finals if finals is not None else []).append((large, sel))
+    def fin(large=False):
         return "F" if large else "f"
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in, finalize=fin,
@@ -112,6 +111,51 @@ def fake_launches(plan, route, want_lp=False, partials=None, finals=None):
     ops = R.Operands(*("x", "t", "k", "p", "m", "sd", "ps", "tok", "lp", "st"), w, want_lp,
                      False, (("c1", "c2", "c3"), ("d1", "d2", "d3"), ("f2", "f3"), "g", "nu"))
     return R.launches(plan, kn, route, ops)
+
+
+@pytest.mark.parametrize("tile_large", [None, True, False])
+@pytest.mark.parametrize("rows", [1, 8, 63, 64, 256])
+def test_only_plans_the_router_can_take_the_large_form_hold_its_scratch(
+        monkeypatch, rows, tile_large):
+    # gc (16 KB a (row, split), 10.5 MB at 64 x 151936) and gt were in every plan with filters;
+    # now where large_room says the router may take the large form: 64 rows or more, unless
+    # TILE_LARGE says every row count (True) or none (False). A plan without them never routes
+    # to the large form (top_k 1000 takes the rank route). The small finalize, which reads no
+    # gc, is given pi, an int64 array of gc's rank, so its signature is one in every plan.
+    from types import SimpleNamespace
+
+    from rocsample import sampling_router as R
+    from rocsample.sampling_plan import SamplingPlan
+
+    monkeypatch.setattr(R, "TILE_LARGE", tile_large)
+    room = R.large_room(rows)
+    assert room == (tile_large is True or (tile_large is None and rows >= 64))
+    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
+    plan = SamplingPlan(be, 0, rows, 151936, "float32", large=room)
+    names = {name for name, *_ in plan.layout}
+    assert plan.large == room and ({"gc", "gt"} <= names) == room
+    assert not ({"gc", "gt"} & names) or room
+    full = SamplingPlan(be, 0, rows, 151936, "float32")
+    assert full.large and {"gc", "gt"} <= {name for name, *_ in full.layout}
+    if not room:
+        assert plan.scratch_bytes < full.scratch_bytes
+    # top_k 1000 alone: the large form only where the plan holds its scratch and the router's
+    # rule allows it at this row count
+    host = R.Host(np.full(rows, 0.8, np.float32), np.full(rows, 1000),
+                  np.ones(rows, np.float32), np.zeros(rows, np.float32))
+    assert R.route(plan, host).large == (room and R.route(full, host).large)
+    # top_k 50: the small finalize is given pi (the large one, where TILE_LARGE takes it, gc)
+    host50 = R.Host(host.temperature, np.full(rows, 50), host.top_p, host.min_p)
+    r = R.route(plan, host50)
+    assert r.tile and (not r.large or room)
+    got = fake_launches(plan, r)
+    assert got[-1][0] == ("F" if r.large else "f")
+    assert got[-1][3][-1] == ("gc" if r.large else "pi")
+    # a plan made without the room never takes the large form, whatever TILE_LARGE says later
+    monkeypatch.setattr(R, "TILE_LARGE", True)
+    small = SamplingPlan(be, 0, rows, 151936, "float32", large=False)
+    assert not R.route(small, host).large
+    assert not R.route(small, R.Host(None, None, None, None)).large
 
 
 @pytest.mark.parametrize("rows,vocab,lp,on,want", [
@@ -219,21 +263,6 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
         (0, ()), (0, (0,)), (1, (0,)), (1, (2,)), (0, (1, 3)))
     dev = R.Route(True, True, True, True, dev=True, large=True)
     assert R.conditional(SimpleNamespace(n_rows=R.COND_MIN_ROWS), dev) == (4, 5)
-
-
-@pytest.mark.parametrize("on", [False, True])
-def test_the_tile_finalize_takes_its_selection_as_topk_select_says(monkeypatch, on):
-    # KF.TOPK_SELECT (ROCSAMPLE_TOPK_SELECT), read at each launch: the small and the large
-    # finalize compiled with the top-k-only selection, or without it
-    from rocsample import sampling_router as R
-    from rocsample.kernels import sampling_fast as KF
-
-    monkeypatch.setattr(KF, "TOPK_SELECT", on)
-    plan = _plan(64, 151936)
-    finals = []
-    for route in (R.Route(tile=True), R.Route(tile=True, large=True)):
-        fake_launches(plan, route, finals=finals)
-    assert finals == [(False, on), (True, on)]
 
 
 def test_a_finishing_nucleus_route_launches_two_kernels_and_the_hist_operands():

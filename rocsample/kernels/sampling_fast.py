@@ -66,8 +66,8 @@ leaves the row's state. Every path gives the reference's tokens.
    splits' blocks at once, not by the finalize's one block; the finalize copies the lists into
    its candidate list.
 
-   With ``TOPK_SELECT`` (off until a device gate runs it), a top-k-only row (no top-p, no
-   min-p) with more than RANK_MAX candidates, in either form, skips (b)'s sort and masses and
+   A top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates, in either form,
+   skips (b)'s sort and masses and
    (c): the K-th largest candidate (the cut) from a histogram of the candidates' key distances
    (the bin where the count reaches K) and a count within that bin, then (d) over the
    candidates >= cut. A bin holding more than the form's KCAP candidates: the sort.
@@ -176,9 +176,7 @@ RANK_MAX = 256
 #: K-th largest candidate by a histogram of their key distances and a count within its bin,
 #: then the draw over the candidates from it up) instead of the bitonic sort, whose 66 stages
 #: took 23 of top_k 1000's 69 us at 64 x 151936 (an H100, forty-fourth session,
-#: tools/gpu/fin_stages.sh). Off until a device gate has run it (``ROCSAMPLE_TOPK_SELECT=1``
-#: turns it on; the router reads it at each launch).
-TOPK_SELECT = os.environ.get("ROCSAMPLE_TOPK_SELECT", "0") == "1"
+#: tools/gpu/fin_stages.sh; with the selection 68.6 -> 54.3 us, forty-fifth session).
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
 #: in NGRP groups of GW.
 NBIN = 512
@@ -1833,17 +1831,17 @@ def make(cuda, load, h):
             q += 4
         return c_
 
-    def _finalize(LARGE, SEL):
+    def _finalize(LARGE):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
       # shared memory (48 KB of static shared memory a block): the candidates come gathered by
       # ``gather()``'s launch, a block a (split, row), in the scratch ``gc`` (no tile maxima
-      # are read here: G = 0 empties the histogram, tile list and gather loops; the split
-      # lists are copied into cand instead); a longer candidate list, the sorted candidates
-      # kept in the list itself (bitonic sort in place, or the rank-scattered copy in its upper
-      # half), their values read back from the keys, and the counting rank's counts in the
-      # histogram (free by then); top-p by a block scan of the masses.
-      # SEL: a top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates takes the
-      # selection (b'') instead of the sort and the masses (TOPK_SELECT).
+      # are read here: its own short path copies the split lists into cand instead of the
+      # small form's tile histogram, tile list and gather); a longer candidate list, the
+      # sorted candidates kept in the list itself (bitonic sort in place, or the rank-scattered
+      # copy in its upper half), their values read back from the keys, and the counting rank's
+      # counts in the histogram (free by then); top-p by a block scan of the masses.
+      # Either form: a top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates
+      # takes the selection (b'') instead of the sort and the masses.
       KC = KCAP_L if LARGE else KCAP
       CM = CAND_MAX_L if LARGE else CAND_MAX
       CH = CM // 2
@@ -2145,60 +2143,57 @@ def make(cuda, load, h):
           elif C < kk:
               kk = C
           K = kk
-          # (b'') SEL, a top-k-only row past RANK_MAX: no order is needed, only the K-th
+          # (b'') the selection, a top-k-only row past RANK_MAX: no order is needed, only the K-th
           # largest composite (cut): a histogram of the candidates' key distances to the row
           # maximum (dist_bin, as the tile maxima's), the bin B where the count reaches K
           # (bin_select), then among the M candidates of bin B (in mass, free here) the one
           # with need - 1 larger, need = K less the candidates of the bins before B (all of
           # them larger: the bins are monotone in the key). Survivors: the composites >= cut
           # (every candidate where K = C). More than KC in bin B (heavy near-ties): the sort.
-          # (a branch numba prunes where SEL is False: the other forms' code is as before it)
           cut = _I64_M1
-          sel = False
-          if SEL:
-              sel = C > RANK_MAX and p >= _F32_1 and mp <= _F32_0
-              if sel and K < C:
-                  b_ = tid
-                  while b_ < NBIN:
-                      hist[b_] = np.int32(0)
-                      b_ += bs
-                  if tid == 0:
-                      sm_r[8] = _I64_0
-                      sm_r[9] = _I64_0
-                      sm_r[10] = _I64_M1
-                  cuda.syncthreads()
+          sel = C > RANK_MAX and p >= _F32_1 and mp <= _F32_0
+          if sel and K < C:
+              b_ = tid
+              while b_ < NBIN:
+                  hist[b_] = np.int32(0)
+                  b_ += bs
+              if tid == 0:
+                  sm_r[8] = _I64_0
+                  sm_r[9] = _I64_0
+                  sm_r[10] = _I64_M1
+              cuda.syncthreads()
+              j = np.int64(tid)
+              while j < C:
+                  atomic_add(hist, dist_bin(kmax - (cand[j] >> _S31)), np.int32(1))
+                  j += bsw
+              cuda.syncthreads()
+              bin_select(hist, grp, sm_r, K, tid, bs)
+              bk = sm_r[0]
+              j = np.int64(tid)
+              while j < C:
+                  cj = cand[j]
+                  b = dist_bin(kmax - (cj >> _S31))
+                  if b < bk:
+                      atomic_add(sm_r, 8, _I64_1)
+                  elif b == bk:
+                      slot = atomic_add(sm_r, 9, _I64_1)
+                      if slot < np.int64(KC):
+                          mass[slot] = cj
+                  j += bsw
+              cuda.syncthreads()
+              M = sm_r[9]
+              need = K - sm_r[8]
+              if M <= np.int64(KC):
                   j = np.int64(tid)
-                  while j < C:
-                      atomic_add(hist, dist_bin(kmax - (cand[j] >> _S31)), np.int32(1))
+                  while j < M:
+                      me = mass[j]
+                      if count_greater(mass, me, _I64_0, M) == need - _I64_1:
+                          sm_r[10] = me
                       j += bsw
                   cuda.syncthreads()
-                  bin_select(hist, grp, sm_r, K, tid, bs)
-                  bk = sm_r[0]
-                  j = np.int64(tid)
-                  while j < C:
-                      cj = cand[j]
-                      b = dist_bin(kmax - (cj >> _S31))
-                      if b < bk:
-                          atomic_add(sm_r, 8, _I64_1)
-                      elif b == bk:
-                          slot = atomic_add(sm_r, 9, _I64_1)
-                          if slot < np.int64(KC):
-                              mass[slot] = cj
-                      j += bsw
-                  cuda.syncthreads()
-                  M = sm_r[9]
-                  need = K - sm_r[8]
-                  if M <= np.int64(KC):
-                      j = np.int64(tid)
-                      while j < M:
-                          me = mass[j]
-                          if count_greater(mass, me, _I64_0, M) == need - _I64_1:
-                              sm_r[10] = me
-                          j += bsw
-                      cuda.syncthreads()
-                      cut = sm_r[10]
-                  else:
-                      sel = False
+                  cut = sm_r[10]
+              else:
+                  sel = False
           # (b') the first K candidates by (key desc, index asc) = composite desc: srt[r], with
           # the filter value sval[r] (raw logit for llama, scaled for vllm: the key's float),
           # the integer mass[r] = floor(exp(float64(value) - float64(max)) * 2**40 + 0.5), and
@@ -2364,15 +2359,14 @@ def make(cuda, load, h):
           # survivors are folded by the first 32 threads alone)
           j = np.int64(tid)
           best = _I64_M1
-          if SEL:
-              if sel:
-                  # over the C candidates, those >= cut (then no survivor is looked up below)
-                  while j < C:
-                      cj = cand[j]
-                      if cj >= cut:
-                          best = race(best, cj, key_value(cj >> _S31), is_vllm, inv_t, sd, ps)
-                      j += bsw
-                  L = _I64_0
+          if sel:
+              # over the C candidates, those >= cut (then no survivor is looked up below)
+              while j < C:
+                  cj = cand[j]
+                  if cj >= cut:
+                      best = race(best, cj, key_value(cj >> _S31), is_vllm, inv_t, sd, ps)
+                  j += bsw
+              L = _I64_0
           while j < L:
               if LARGE:
                   cj = cand[so + j]
@@ -2393,14 +2387,13 @@ def make(cuda, load, h):
 
     finals = {}
 
-    def finalize(large=False, sel=False):
+    def finalize(large=False):
         # The tile finalize: ``large`` for rows with top_k up to KCAP_L (else KCAP), whose
-        # candidates ``gather()``'s launch before it lists; ``sel``: top-k-only rows past
-        # RANK_MAX candidates by the selection (TOPK_SELECT).
-        key = (bool(large), bool(sel))
+        # candidates ``gather()``'s launch before it lists.
+        key = bool(large)
         kern = finals.get(key)
         if kern is None:
-            kern = finals[key] = _finalize(*key)
+            kern = finals[key] = _finalize(key)
         return kern
 
     def _tau():

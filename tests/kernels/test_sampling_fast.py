@@ -168,7 +168,7 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, mon
 @pytest.mark.parametrize("order", ["llama", "vllm"])
 @pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
 def test_top_k_only_rows_by_selection(backend, large_shape, rng, order, large, monkeypatch):
-    # KF.TOPK_SELECT: a top-k-only row with more than RANK_MAX candidates is drawn from its
+    # A top-k-only row with more than RANK_MAX candidates is drawn from its
     # K-th largest candidate up, found by a histogram of the candidates' key distances and a
     # count within the bin that holds it, with no sort (the small form: top_k KCAP; the large:
     # the large shape's k). Rows: plain; values in steps of 1/4 (ties at the cut: their lower
@@ -179,7 +179,6 @@ def test_top_k_only_rows_by_selection(backend, large_shape, rng, order, large, m
     sh = large_shape
     vocab = sh["vocab"]
     k = sh["k"] if large else KF.KCAP
-    monkeypatch.setattr(KF, "TOPK_SELECT", True)
     monkeypatch.setattr(router, "TILE_LARGE", True if large else None)
     monkeypatch.setattr(rs, "_PLANS", {})
     rows = 5
