@@ -6,8 +6,9 @@
 # the rank and sorted prefix, 7 the filters; 0 the whole kernel) is graph-timed at each stop,
 # each stop its own numba cache (compiled in parallel first, timed one after another). A stage's
 # cost is the difference of two stops. SH=1x32000,... picks the chain / top_k50 shapes; top_k
-# 1000 runs at 64 x 151936 (the large form: its stop 9 includes the gather launch before it,
-# its stops 2-4 are empty, stop 5 is the copy of the gather's lists). TAG=name keeps a second build's caches and lines
+# 1000 runs at 64 x 151936 (the large form: its stop 9 includes the tau and gather launches
+# before it, stops 2-4 are in the small form's branch, so its figures there are the whole
+# kernel's, and stop 5 is the copy of the gather's lists). TAG=name keeps a second build's caches and lines
 # apart (e.g. TAG=plain ROCSAMPLE_WARP=0). Output: $OUT/stages.txt.
 set -u
 source tools/gpu/env.sh
