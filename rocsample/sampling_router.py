@@ -79,6 +79,8 @@ def large_room(n_rows: int) -> bool:
     ``gt``): where :data:`TILE_LARGE` (read when the plan is made) lets the router take that
     form at that row count. A plan without it never takes the form."""
     return TILE_LARGE is True or (TILE_LARGE is None and n_rows >= _LARGE_MIN_ROWS)
+
+
 #: The nucleus pass for top-p-only rows of host-parameter calls: phase 1 draws them too (its
 #: TOP2 variant: the row's two best Gumbel scores), then one more read
 #: (``sampling_hist._sample_nucleus_kernel``) decides whether either survives top-p and finishes
