@@ -67,10 +67,10 @@ leaves the row's state. Every path gives the reference's tokens.
    its candidate list.
 
    A top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates, in either form,
-   skips (b)'s sort and masses and
-   (c): the K-th largest candidate (the cut) from a histogram of the candidates' key distances
-   (the bin where the count reaches K) and a count within that bin, then (d) over the
-   candidates >= cut. A bin holding more than the form's KCAP candidates: the sort.
+   skips (b)'s sort and masses and (c): the K-th largest candidate (the cut) from a histogram
+   of the candidates' key distances (the bin where the count reaches K) and a count within
+   that bin, then (d) over the candidates >= cut. A bin holding more than the form's KCAP
+   candidates: the sort.
 
    When the candidates overflow the list (``cap``) or the qualifying tiles overflow their list
    (``TLMAX``), adversarial rows such as sorted or constant logits, the same block finds the
@@ -170,13 +170,12 @@ _CAP_BASE = _ph.CAP_BASE
 _CAP_SLOPE = _ph.CAP_SLOPE
 #: publish_bound's int32 order key of -inf (bits 0xff800000 with the low 31 bits flipped)
 _LB_NONE = np.int32(-2139095041)
-#: Candidates ranked by counting (above: a bitonic sort).
+#: Candidates ranked by counting (above: a bitonic sort; but top-k-only rows above it take the
+#: tile finalize's selection, the K-th largest candidate by a histogram of their key distances
+#: and a count within its bin, then the draw over the candidates from it up, instead of the
+#: sort, whose 66 stages took 23 of top_k 1000's 69 us at 64 x 151936: an H100, forty-fourth
+#: session, tools/gpu/fin_stages.sh; with the selection 68.6 -> 54.2 us, forty-fifth session).
 RANK_MAX = 256
-#: Top-k-only rows with more candidates than RANK_MAX take the tile finalize's selection (the
-#: K-th largest candidate by a histogram of their key distances and a count within its bin,
-#: then the draw over the candidates from it up) instead of the bitonic sort, whose 66 stages
-#: took 23 of top_k 1000's 69 us at 64 x 151936 (an H100, forty-fourth session,
-#: tools/gpu/fin_stages.sh; with the selection 68.6 -> 54.3 us, forty-fifth session).
 #: Bins of the tile-maxima histogram (key distance to the row maximum, 16 per octave), summed
 #: in NGRP groups of GW.
 NBIN = 512
