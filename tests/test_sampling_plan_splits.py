@@ -93,11 +93,9 @@ def fake_launches(plan, route, want_lp=False, partials=None):
 
     def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False):
         return "p4" if top4 else "p"
-
-    def fin(large=False):
-        return "F" if large else "f"
     kn = SimpleNamespace(float=SimpleNamespace(
-        fast=SimpleNamespace(partials=partials or stand_in, finalize=fin,
+        fast=SimpleNamespace(partials=partials or stand_in,
+                             finalize=lambda large=False: "F" if large else "f",
                              tau=lambda: "T", gather=lambda: "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",

@@ -31,8 +31,7 @@ FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, Tr
                  # the fast pass's three-quad forms (KF.FAST3; no logprobs)
                  + [(True, False, True, t2, t4, True)
                     for t2, t4 in ((False, False), (True, False), (True, True))],
-                # the tile finalize and its large form
-                "finalize": [(False,), (True,)],
+                "finalize": [(False,), (True,)],   # the tile finalize and its large form
                 "tau": [()],   # the large form's tau, a block a row
                 "gather": [()],   # the large form's candidate gather
                 "argmax": [()]}   # phase 1's argmax kernel (greedy-only calls)

@@ -168,13 +168,13 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, mon
 @pytest.mark.parametrize("order", ["llama", "vllm"])
 @pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
 def test_top_k_only_rows_by_selection(backend, large_shape, rng, order, large, monkeypatch):
-    # A top-k-only row with more than RANK_MAX candidates is drawn from its
-    # K-th largest candidate up, found by a histogram of the candidates' key distances and a
-    # count within the bin that holds it, with no sort (the small form: top_k KCAP; the large:
-    # the large shape's k). Rows: plain; values in steps of 1/4 (ties at the cut: their lower
-    # indices first); KC + 100 tokens tied at the maximum (all in the first bin, past its
-    # room: the sort serves that row); NaNs every fifth token. A top-p row beside them keeps the sort. Tokens and
-    # logprobs as the reference's at three positions.
+    # A top-k-only row with more than RANK_MAX candidates is drawn from its K-th largest
+    # candidate up, found by a histogram of the candidates' key distances and a count within
+    # the bin that holds it, with no sort (the small form: top_k KCAP; the large: the large
+    # shape's k). Rows: plain; values in steps of 1/4 (ties at the cut: their lower indices
+    # first); KC + 100 tokens tied at the maximum (all in the first bin, past its room: the
+    # sort serves that row); NaNs every fifth token. A top-p row beside them keeps the sort.
+    # Tokens and logprobs as the reference's at three positions.
     skip_order_on_wave64(backend, order)
     sh = large_shape
     vocab = sh["vocab"]

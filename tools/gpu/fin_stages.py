@@ -7,8 +7,8 @@ here, naming it.
 Stops: 9 at once (phase 1 and an empty finalize), 1 after the split reduction, 2 the tile
 histogram, 3 the bin of the k-th tile, 4 the tile list (2 to 4: the small form's), 5 the gather
 (the large form: the copy of gather()'s lists), 6 the rank and sorted prefix, 7 the filters; 0
-(or unset) the whole kernel. A stop writes a value made from its
-stage's results into ``tokens[row]``, so the compiler keeps the stage's work.
+(or unset) the whole kernel. A stop writes a value made from its stage's results into
+``tokens[row]``, so the compiler keeps the stage's work.
 
     python tools/gpu/fin_stages.py SRC DST     # SRC's sampling_fast.py, staged, written to DST
 """
