@@ -73,6 +73,11 @@ _FIN_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_FIN_BLOCKS_PER_CU") or 2)
 #: larger of ``splits`` and ``splits_fin``): the row-strided split count stays at most this many
 #: slots over the rows (2 MB), or ``splits``.
 _FIN_SLOTS = 65536
+#: Fewest tiles a row of the large tile form (``SamplingPlan.tile_len``): a top_k up to KCAP_L
+#: then expects its candidates within the list (``sampling_router.tile_large_fits``: 2048
+#: tiles, k 1024, about 1420 of CAND_MAX_L's 2048, 70% of it). 151936 logits: tiles of 16
+#: (9496); 32000: of 8 (4000); 4096: of 4 (1024).
+_FINE_MIN_TILES = 2 * KF.KCAP_L
 
 
 def choose_splits(n_rows: int, n_vocab: int, cus: int, block: int) -> int:
@@ -182,9 +187,19 @@ class SamplingPlan:
     tpt, cap, cap_large, fast_final_block : int
         Tile maxima per split, candidate capacity (tile finalize and histogram path; the tile
         finalize's large form), the tile finalize's block.
+    tile_len : int
+        The large tile form's tiles: this many consecutive tokens (4, 8 or 16; phase 1's FINE
+        variants, :meth:`fine_tiles` a split).
     layout : list of (name, dtype, shape, byte offset, nbytes)
         The scratch views; ``scratch_bytes`` in all.
     """
+
+    def fine_tiles(self, chunk: int) -> int:
+        """The large tile form's tile slots a split of ``chunk`` logits (phase 1's FINE layout:
+        units of ``FINE_UNIT`` tokens from the split's start, each ``FINE_UNIT // tile_len``
+        tiles; a row has ``splits * fine_tiles(chunk)``)."""
+        u = KF.FINE_UNIT
+        return -(-chunk // u) * (u // self.tile_len)
 
     @property
     def chunk_nuc(self) -> int:
@@ -248,11 +263,19 @@ class SamplingPlan:
         # the tile finalize's large form: its own list (a _cap given for tests binds it too)
         self.cap_large = KF.CAND_MAX_L if cap is None else self.cap
         self.fast_final_block = b if block is not None or be.name == "sim" else KF.MAX_BLOCK
+        # the large form's tiles: the longest of 16, 8 and 4 tokens that leaves a row at least
+        # _FINE_MIN_TILES of them, else 4
+        self.tile_len = next(tl for tl in (16, 8, 4)
+                             if -(-n_vocab // tl) >= _FINE_MIN_TILES or tl == 4)
         r = n_rows
+        tiles = s * tpt
+        if self.large:   # (phase 1's FINE layout at either launch shape)
+            tiles = max(tiles, s * self.fine_tiles(self.chunk),
+                        sd * self.fine_tiles(self.chunk_draw))
         # (pi: the select pass's split winners at the row-strided launches' split count too)
         layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, max(s, sf), K.N_PI)),
                   ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
-                  ("tm", np.float32, (r, s * tpt))]
+                  ("tm", np.float32, (r, tiles))]
         if filters:
             layout += [("hist_n", np.int64, (r, K.NBINS)), ("hist_q", np.int64, (r, K.NBINS)),
                        ("cand", np.int64, (r, KH.CAPG))]

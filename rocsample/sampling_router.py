@@ -343,14 +343,16 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
     kmax = int(ks.max())
     if plan.n_rows < _LARGE_MIN_ROWS:
         return small, False
-    # the tile maxima of the route's phase 1: the drawing variant's splits where a row is
-    # temperature-only (the route launches that variant then)
+    # the tile maxima of the route's phase 1 (its FINE layout, plan.tile_len tokens a tile):
+    # the drawing variant's splits where a row is temperature-only (the route launches that
+    # variant then)
     race = True
     if host.top_p is not None and host.min_p is not None:
         race = bool(((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
                      & ~(host.min_p > 0)).any()) or (nucleus_on(plan)
                                                       and bool(nuc_rows(plan, host).any()))
-    tiles = (plan.splits_draw if race else plan.splits) * plan.tpt
+    tiles = (plan.splits_draw * plan.fine_tiles(plan.chunk_draw) if race
+             else plan.splits * plan.fine_tiles(plan.chunk))
     if kmax > small and tile_large_fits(tiles, kmax):
         return KF.KCAP_L, True
     return small, False
@@ -465,29 +467,34 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # (its three-quad form where they stream FAST3_MIN_QUADS or more, unless FAST3 is off; not
     # with logprobs, whose three-quad forms spill 16-28 bytes on sm_90)
     q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B
-    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3), (S, n), B,
-              (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position, plan.tpt, r.kcap,
-               w["pf"], w["pi"], w["tm"], c1, w["si"], w["sf"], hc, hm, o.tokens, o.logprobs,
-               o.status, o.cflag)))
+    # the large form's routes: phase 1's FINE layout (tiles of plan.tile_len consecutive
+    # tokens, fine_tiles(chunk) a split; its tpt argument is then the tile's length)
+    tpt = plan.fine_tiles(chunk) if r.large else plan.tpt
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3, r.large), (S, n), B,
+              (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position,
+               plan.tile_len if r.large else tpt, r.kcap, w["pf"], w["pi"], w["tm"], c1,
+               w["si"], w["sf"], hc, hm, o.tokens, o.logprobs, o.status, o.cflag)))
     if r.tile:
         cap = plan.cap_large if r.large else plan.cap
         if r.large:
             # its tau, a block a row, then its gather (at phase 1's grid and block: the tile
             # maxima's layout)
             L.append((kn.fast.tau(), n, plan.fast_final_block,
-                      (nv, S, plan.tpt, r.kcap, temp, topk, topp, minp, vllm, w["pf"], w["pi"],
+                      (nv, S, tpt, r.kcap, temp, topk, topp, minp, vllm, w["pf"], w["pi"],
                        w["tm"], w["gt"])))
             L.append((kn.fast.gather(), (S, n), B,
-                      (o.x, nv, chunk, plan.tpt, temp, vllm, w["tm"], w["gt"], w["gc"])))
+                      (o.x, nv, chunk, plan.tile_len, temp, vllm, w["tm"], w["gt"], w["gc"])))
         # (the small form reads no gc, which plans below the large form's rows lack: it is
         # given pi, an int64 array of the same rank, so its signature is one in every plan)
         L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
-                  (o.x, nv, S, chunk, plan.tpt, cap, r.kcap, temp, topk, topp, minp,
+                  (o.x, nv, S, chunk, tpt, cap, r.kcap, temp, topk, topp, minp,
                    vllm, o.seed, o.position, want_lp, w["pf"], w["pi"], w["tm"], o.tokens,
                    o.logprobs, o.status, w["gc"] if r.large else w["pi"])))
     # the count of phase 1's tile maxima a row (top-k rows' tile bound in the histogram code,
-    # at whatever split count the pass that runs it has: row-strided, one block)
-    tiles = S * plan.tpt
+    # at whatever split count the pass that runs it has: row-strided, one block); none where
+    # the large form's phase 1 also draws the nucleus pass's rows (its drawing rows write no
+    # FINE tiles: the pass's top-k rows then go without the bound)
+    tiles = 0 if r.large and r.nuc else S * tpt
     if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
         h = kn.hist
         nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank4_kernel if r.top4

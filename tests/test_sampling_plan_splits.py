@@ -91,8 +91,8 @@ def fake_launches(plan, route, want_lp=False, partials=None):
 
     from rocsample import sampling_router as R
 
-    def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False):
-        return "p4" if top4 else "p"
+    def stand_in(d, lp, fast=False, top2=False, top4=False, q3=False, fine=False):
+        return ("p4" if top4 else "p") + ("L" if fine else "")
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in,
                              finalize=lambda large=False: "F" if large else "f",
@@ -173,7 +173,7 @@ def test_phase_1_takes_three_quads_a_round_from_its_floor_without_logprobs(
     assert (plan.chunk_draw >= 4 * KF.FAST3_MIN_QUADS * plan.block) == (vocab > 32000)
     forms = []
 
-    def partials(d, lp, fast=False, top2=False, top4=False, q3=False):
+    def partials(d, lp, fast=False, top2=False, top4=False, q3=False, fine=False):
         forms.append((fast, q3))
         return "p"
     fake_launches(plan, R.Route(draw=True), want_lp=lp, partials=partials)
@@ -208,8 +208,9 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                 assert grid == (splits, 64) and _block == plan.block
                 assert args[2] == -(-151936 // splits)
                 continue
-            if kernel == "T":   # (a block a row; the tile maxima of phase 1's splits)
-                assert grid == 64 and args[1] == splits and args[2] == plan.tpt
+            if kernel == "T":   # (a block a row; the tile maxima of phase 1's splits: FINE)
+                assert grid == 64 and args[1] == splits
+                assert args[2] == plan.fine_tiles(-(-151936 // splits))
                 continue
             if route.strided and kernel in "hs":
                 want = (plan.splits_fin, plan.rows_fin)
@@ -240,10 +241,13 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     route = R.route(plan, host)
     assert route.large and route.tile and not route.hist
     got = fake_launches(plan, route)
-    assert [n for n, _g, _b, _a in got] == ["p", "T", "G", "F"]
+    assert [n for n, _g, _b, _a in got] == ["pL", "T", "G", "F"]
     assert got[1][3][-1] == "gt" and got[2][3][-2:] == ("gt", "gc") and got[3][3][-1] == "gc"
-    assert got[1][3][1] == got[3][3][2] == plan.splits and got[1][3][2] == plan.tpt
-    assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tpt
+    # (phase 1's FINE layout: tiles of tile_len consecutive tokens, fine_tiles(chunk) a split)
+    assert plan.tile_len == 16 and got[0][3][9] == plan.tile_len
+    assert got[1][3][1] == got[3][3][2] == plan.splits
+    assert got[1][3][2] == plan.fine_tiles(plan.chunk) == -(-plan.chunk // 16) == 950
+    assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tile_len
     assert got[1][1] == 64 and got[1][2] == plan.fast_final_block
     # a mixed batch: the histogram path's rows (top_k 2000 with top_p) beside the large form's
     odd = np.arange(64) % 2 == 1
@@ -252,7 +256,7 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     r = R.route(plan, mixed)
     assert r.large and r.hist and r.select
     names = [n for n, _g, _b, _a in fake_launches(plan, r)]
-    assert names[:4] == ["p", "T", "G", "F"] and names[4:] == ["h", "s"]
+    assert names[:4] == ["pL", "T", "G", "F"] and names[4:] == ["h", "s"]
     # phase 1; tau after it, the gather after tau, the finalize after the gather (lane 0); the
     # histogram and select passes after phase 1 (lane 1); the position advance after both
     assert R.after(r, True) == ((0, ()), (0, (0,)), (0, (1,)), (0, (2,)), (1, (0,)), (1, (4,)),
@@ -309,7 +313,7 @@ def test_top_k_only_routes_take_the_rank_pass_and_phase_1s_tile_count():
                       np.full(rows, p, np.float32), np.zeros(rows, np.float32))
     for rows, vocab, want in ((1, 32000, ["p4", "R"]), (16, 32000, ["p4", "R"]),
                               (1, 151936, ["p", "r", "h", "s"]), (8, 151936, ["p4", "r4", "h", "s"]),
-                              (256, 151936, ["p4", "r4", "h", "s"])):
+                              (63, 151936, ["p4", "r4", "h", "s"])):
         plan = _plan(rows, vocab)
         route = R.route(plan, host(rows))
         assert route.rank and route.nuc
@@ -341,7 +345,7 @@ def test_the_plain_rank_pass_over_four_best_past_its_row_count(monkeypatch):
         return R.Host(np.full(rows, 1.0, np.float32), np.full(rows, 1000, np.int64),
                       np.ones(rows, np.float32), np.zeros(rows, np.float32))
     for rows, vocab, want in ((1, 151936, ["p", "r", "h", "s"]), (2, 151936, ["p4", "r4", "h", "s"]),
-                              (256, 262144, ["p4", "r4", "h", "s"]), (1, 32000, ["p4", "R"])):
+                              (63, 262144, ["p4", "r4", "h", "s"]), (1, 32000, ["p4", "R"])):
         plan = _plan(rows, vocab)
         route = R.route(plan, host(rows))
         assert [k for k, _g, _b, _a in fake_launches(plan, route)] == want
@@ -441,14 +445,16 @@ def _host(rows, k, dev=False):
 
 @pytest.mark.parametrize("rows, vocab, k, large", [
     (64, 151936, 1000, True), (64, 262144, 1000, True), (128, 151936, 1000, True),
-    (256, 151936, 1000, False), (64, 32000, 1000, False), (256, 32000, 1000, False),
+    (256, 151936, 1000, True), (64, 32000, 1000, True), (256, 32000, 1000, True),
+    (63, 151936, 1000, False), (256, 262144, 1000, True),
     (1, 151936, 1000, False), (8, 151936, 1000, False), (1, 32000, 1000, False),
     (64, 151936, 50, False), (64, 151936, 256, False), (64, 151936, 300, True),
     (64, 151936, 1025, False),
 ])
 def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, vocab, k, large):
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
-    # maxima make the expected candidates fit its list; else top_k past KCAP (a top-k-only
+    # maxima (its FINE layout: 4000 tiles of 8 at 32000 logits, 9496 of 16 at 151936) make
+    # the expected candidates fit its list; else top_k past KCAP (a top-k-only
     # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
     # one and the histogram path (row-strided) wider
     from rocsample import sampling_router as R

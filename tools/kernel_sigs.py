@@ -30,7 +30,11 @@ FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, Tr
                  + [(True, lp, f, True, True) for lp in (False, True) for f in (False, True)]  # TOP4
                  # the fast pass's three-quad forms (KF.FAST3; no logprobs)
                  + [(True, False, True, t2, t4, True)
-                    for t2, t4 in ((False, False), (True, False), (True, True))],
+                    for t2, t4 in ((False, False), (True, False), (True, True))]
+                 # the large tile form's FINE layout: without a drawing row, and with the
+                 # drawing variant and its fast pass (device parameters)
+                 + [(d, lp, f, False, False, False, True) for lp in (False, True)
+                    for d, f in ((False, False), (True, False), (True, True))],
                 "finalize": [(False,), (True,)],   # the tile finalize and its large form
                 "tau": [()],   # the large form's tau, a block a row
                 "gather": [()],   # the large form's candidate gather

@@ -108,12 +108,25 @@ CAND_MAX_L = 2048
 CAND_MAX = 1024
 #: Tile maxima per row the finalize block can select over (shared memory).
 GMAX = 4096
+#: The large tile form's tiles (phase 1's FINE variants, ``tau()`` and ``gather()``): runs of
+#: consecutive tokens from each split's start, FINE_UNIT at a time a thread (four loads of four),
+#: cut into tiles of 4, 8 or 16 tokens (``rocsample.sampling_plan.SamplingPlan.tile_len``), so a
+#: selected tile's tokens lie together and the gather reads 16-64 bytes of it, where a strided
+#: tile (a thread's tokens t + u * block) shares every sector of the row with seven others.
+FINE_UNIT = 16
+#: Tiles of its split a gather thread tests a window (the window's selected tiles are listed in
+#: shared memory, then their tokens loaded four at a time by the whole block).
+GWIN = 4
+#: (the sizes of their arrays: numba takes a constant, not an expression of constants)
+FINE_VALS = 2 * FINE_UNIT
 #: Fewest tokens per tile: above 4 * KCAP tiles per row, the plan halves the tiles per split
 #: until a tile has this many (twice this many in splits of at most
 #: ``rocsample.sampling_plan._SHORT_CHUNK`` logits).
 TILE_MIN = 16
 #: Threads per block the shared arrays are sized for.
 MAX_BLOCK = 512
+#: The gather's list of a window's selected tiles (shared memory).
+GWIN_SLOTS = GWIN * MAX_BLOCK
 #: Phase 1's register caps, (non-drawing variants, drawing variants, their fast variants);
 #: numba-cuda only (``rocsample.kernels.register_cap``; families "partials", "partials_draw",
 #: "partials_fast"). Uncapped: the drawing variants hold 56 (64 with logprobs) registers. The
@@ -801,6 +814,13 @@ def make(cuda, load, h):
                 min(lo + chunk, n))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def load4(x, row, i):
+        # the logits x[row, i : i + 4] by one vector load (``vload.raw4``: i on a 4-logit
+        # boundary of the row's address), widened to float32
+        a, b, c, d = raw4(x, row, i)
+        return widen(a), widen(b), widen(c), widen(d)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def load_round(xr, r, i, hi, step, vals):
         # One predicated round of a strided stream: vals[u] = the logit i + u * step of row r
         # for every slot u, NaN from hi on (skipped like any NaN); the loads are issued together.
@@ -855,12 +875,14 @@ def make(cuda, load, h):
         # ceil(float64(p) * float64(z)), monotone in z.
         return np.int64(math.ceil(np.float64(p) * np.float64(z)))
 
-    def _partials(DRAW, LP, FAST, TOP2, TOP4, Q3):
+    def _partials(DRAW, LP, FAST, TOP2, TOP4, Q3, FINE):
         # DRAW and LP are compile-time constants of each variant. Rows that draw for every token
         # (temperature only: DRAW variants) stream the row by quads (a thread takes four
         # consecutive tokens, one Philox call for them); the others (greedy, top-k, and greedy
         # rows of a DRAW launch) stream it strided (thread t: tokens t + u * block, the layout
-        # the tile maxima describe), UNROLL tokens per thread per round.
+        # the tile maxima describe), UNROLL tokens per thread per round; FINE variants (the
+        # large tile form's launches) stream them by runs of FINE_UNIT consecutive tokens and
+        # write their tiles' maxima as they go (tpt is then the tokens of a tile).
         UNROLL = 8
         QU = 3 if Q3 else DRAW_QUADS   # quads a thread a round (4 * QU loads in flight)
         QV = 4 * QU
@@ -1298,6 +1320,76 @@ def make(cuda, load, h):
                 if tid == bs - 1 and (hi & np.int64(3)) != 0 and qb >= qa:
                     bv, bi, bg, bgi, bg2, bgi2, lm, ls = quad_masked(
                         xr, qb, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
+            elif FINE:
+                # The split's tokens in units of FINE_UNIT from lo (unit u: lo + 16 u ..), thread
+                # t taking units t, t + bs, ..., two at a time (eight loads of four logits in
+                # flight where the row's address and lo allow them, else single loads, NaN past
+                # hi), folded in index order four at a time (the maximum as fold keeps it, and
+                # the log-sum-exp pair token by token); a top-k row's tile maxima of tpt tokens (4, 8 or
+                # 16; the largest finite logit, -inf for none) go to tm[row, split * tiles a split
+                # + the tile's place in the split] as they are folded, every slot of the split
+                # written (-inf past hi), so tau() and the histogram code read no stale slot.
+                tl = np.int64(tpt)
+                nun = (chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT)
+                per = np.int64(FINE_UNIT) // tl
+                base = np.int64(split) * nun * per
+                vec = (lo & np.int64(3)) == _I64_0 and head4(x, row) == _I64_0
+                fvals = cuda.local.array(FINE_VALS, np.float32)
+                qm = cuda.local.array(4, np.float32)
+                uu = np.int64(tid)
+                while uu < nun:
+                    for f in range(2):
+                        j0 = lo + (uu + np.int64(f) * bs1) * np.int64(FINE_UNIT)
+                        if vec and j0 + np.int64(FINE_UNIT) <= hi:
+                            for w in range(FINE_UNIT // 4):
+                                a, b, c, d = load4(x, row, j0 + np.int64(4 * w))
+                                fvals[FINE_UNIT * f + 4 * w] = a
+                                fvals[FINE_UNIT * f + 4 * w + 1] = b
+                                fvals[FINE_UNIT * f + 4 * w + 2] = c
+                                fvals[FINE_UNIT * f + 4 * w + 3] = d
+                        else:
+                            for w in range(FINE_UNIT):
+                                v = _F32_NAN
+                                if j0 + np.int64(w) < hi:
+                                    v = load(xr, 0, j0 + np.int64(w))
+                                fvals[FINE_UNIT * f + w] = v
+                    for f in range(2):
+                        uf = uu + np.int64(f) * bs1
+                        j0 = lo + uf * np.int64(FINE_UNIT)
+                        for w in range(FINE_UNIT // 4):
+                            # the four logits' largest finite one (-inf: none), then fold's
+                            # maximum from it: a strictly larger q moves (bv, bi) to the first
+                            # of the four equal to it (tokens in index order, as fold)
+                            q = _F32_NINF
+                            for c in range(4):
+                                v = fvals[FINE_UNIT * f + 4 * w + c]
+                                if v > q and v < _F32_INF:
+                                    q = v
+                                if LP and v > _F32_NINF and v < _F32_INF:
+                                    lm, ls = lse_add32(lm, ls, v)
+                            qm[w] = q
+                            if q > bv:
+                                bv = q
+                                bi = j0 + np.int64(4 * w)   # (its four: the first, below)
+                        if tiles and uf < nun:
+                            if per == np.int64(4):
+                                for w in range(4):
+                                    tm[row, base + uf * per + np.int64(w)] = qm[w]
+                            elif per == np.int64(2):
+                                tm[row, base + uf * per] = max(qm[0], qm[1])
+                                tm[row, base + uf * per + _I64_1] = max(qm[2], qm[3])
+                            else:
+                                tm[row, base + uf] = max(max(qm[0], qm[1]), max(qm[2], qm[3]))
+                    uu += bs1 * np.int64(2)
+                # fold's index: the first of the four logits from bi equal to bv (the
+                # maximum's four, loaded again once; looking them up in the loop's registers made
+                # ptxas hold 160 of them, against 61)
+                if bi < np.int64(n):
+                    jb = bi
+                    for c in range(3, -1, -1):
+                        jc = jb + np.int64(c)
+                        if jc < hi and load(xr, 0, jc) == bv:
+                            bi = jc
             else:
                 i = lo + np.int64(tid)
                 span = bs1 * np.int64(UNROLL)
@@ -1347,7 +1439,7 @@ def make(cuda, load, h):
                 sm_lm[tid] = lm
                 sm_ls[tid] = ls
             base = np.int64(split) * np.int64(tpt)
-            if tiles and tpt >= bs:
+            if not FINE and tiles and tpt >= bs:
                 tm[row, base + tid] = bv
             cuda.syncthreads()
             # bs is a power of two on this path: after the steps >= tpt, slot t < tpt holds the
@@ -1367,7 +1459,7 @@ def make(cuda, load, h):
                         sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
                                                              sm_ls[o])
                 cuda.syncthreads()
-                if tiles and step == tpt and tid < tpt:
+                if not FINE and tiles and step == tpt and tid < tpt:
                     tm[row, base + tid] = sm_v[tid]
                 step //= 2
             if tid == 0:
@@ -1532,7 +1624,7 @@ def make(cuda, load, h):
 
     variants = {}
 
-    def partials(draw, lp, fast=False, top2=False, top4=False, q3=False):
+    def partials(draw, lp, fast=False, top2=False, top4=False, q3=False, fine=False):
         # fast: the drawing variant with the fast pass (DRAW_FAST), for launches whose threads
         # have FAST_MIN_QUADS quads or more (the router decides); q3 (with fast): its rounds of
         # three quads (FAST3); top2: the drawing variant that
@@ -1545,21 +1637,17 @@ def make(cuda, load, h):
         # (``merge4``: the fifth best joins the bound) and the row's last block those of its
         # splits. The row's two best are exact as before; its third and fourth count only above
         # every bound, which a thread holding two of the row's best would raise past them.
+        # fine: the large tile form's layout of the rows that do not draw (FINE_UNIT runs,
+        # tiles of tpt consecutive tokens); the other variants' tiles are strided.
         key = (bool(draw), bool(lp), bool(draw and fast and DRAW_FAST), bool(draw and top2),
-               bool(draw and top2 and top4), bool(draw and fast and DRAW_FAST and q3))
+               bool(draw and top2 and top4), bool(draw and fast and DRAW_FAST and q3),
+               bool(fine))
         kern = variants.get(key)
         if kern is None:
             kern = variants[key] = _partials(*key)
         return kern
 
     # --- greedy-only launches (fmax: above) --------------------------------------------------
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def load4(x, row, i):
-        # the logits x[row, i : i + 4] by one vector load (``vload.raw4``: i on a 4-logit
-        # boundary of the row's address), widened to float32
-        a, b, c, d = raw4(x, row, i)
-        return widen(a), widen(b), widen(c), widen(d)
-
     @cuda.jit(device=True, cache=JIT_CACHE)
     def max8(v, b):
         # the largest non-NaN of v[b : b + 8], by a tree of fmax (written out: registers only)
@@ -1793,7 +1881,11 @@ def make(cuda, load, h):
     def tile_sel(tm, row, j, kmax, inv_t, vllm, bsel):
         # Whether tile j of the row is in the tile list: a finite maximum whose key distance to
         # the row maximum falls in a bin <= bsel.
-        v = tm[row, j]
+        return max_sel(tm[row, j], kmax, inv_t, vllm, bsel)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def max_sel(v, kmax, inv_t, vllm, bsel):
+        # tile_sel of a tile maximum v already loaded
         if not is_finite(v):
             return False
         return dist_bin(kmax - filter_key(v, inv_t, vllm)) <= bsel
@@ -2405,7 +2497,8 @@ def make(cuda, load, h):
             # tau), B = -1 for a row of another mode or without a finite logit (the gather
             # lists nothing for it). (Each gather block built the row's whole histogram itself
             # before the forty-fourth session: 10-16 blocks a row, every one's 2560-4096
-            # shared atomics on a few hot bins.)
+            # shared atomics on a few hot bins.) tpt: the tile slots a split (phase 1's FINE
+            # layout: ``SamplingPlan.fine_tiles``), nsplit * tpt a row.
             row = cuda.blockIdx.x
             tid = cuda.threadIdx.x
             bs = cuda.blockDim.x
@@ -2458,14 +2551,18 @@ def make(cuda, load, h):
         @cuda.jit(cache=JIT_CACHE)
         def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
             # The large tile finalize's candidates, a block a (split, row) of phase 1's grid
-            # (its chunk and block, which the tile maxima describe): from the row's tau and bin
-            # B (``tau()``'s launch before it, gt[row]), the finite tokens with key >= tau of
-            # its split's tiles in the bins <= B (thread t streams the tokens lo + t + u * bs of
-            # tile t mod tpt, as phase 1 did) into gc[row, split] (the count, then the
-            # composites; past the list's room only the count). The candidates the small
-            # finalize's own gather would take (the same tau, the same tile test), in another
-            # order (the finalize ranks them). Rows of other modes and rows without a finite
-            # logit write nothing (the finalize reads no list for them).
+            # (its chunk, which the tile maxima describe: phase 1's FINE layout, tiles of tpt
+            # consecutive tokens from the split's start): from the row's tau and bin B
+            # (``tau()``'s launch before it, gt[row]), the finite tokens with key >= tau of its
+            # split's tiles in the bins <= B into gc[row, split] (the count, then the
+            # composites; past the list's room only the count). The split's tiles are taken a
+            # window of GWIN a thread at a time: each thread loads its tiles' maxima together
+            # and lists the selected ones in shared memory; then the block loads their tokens,
+            # four a work item (one vector load where the row's address and lo allow it).
+            # The candidates the small finalize's own gather would take from these tiles (the
+            # same tau, the same tile test), in another order (the finalize ranks them). Rows
+            # of other modes and rows without a finite logit write nothing (the finalize reads
+            # no list for them).
             split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
             bsel = gt[row, 1]
             if bsel < _I64_0:
@@ -2474,10 +2571,13 @@ def make(cuda, load, h):
             tau = gt[row, 2]
             t = temp[row]
             cnt = cuda.shared.array(1, np.int32)
+            nsel = cuda.shared.array(1, np.int32)
             lst = cuda.shared.array(CAND_MAX_L, np.int64)
+            stl = cuda.shared.array(GWIN_SLOTS, np.int32)
             bsw = np.int64(bs)
             if tid == 0:
                 cnt[0] = np.int32(0)
+                nsel[0] = np.int32(0)
             is_vllm = vllm != 0
             inv_t = _F32_1 / t
             # key >= tau as a float compare of the filter value: tf, the float whose key is tau
@@ -2487,32 +2587,75 @@ def make(cuda, load, h):
             tf = _F32_NINF
             if tau > _KEY_NINF:
                 tf = key_value(tau)
-            cuda.syncthreads()   # (the count's zero)
-            tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
-            if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
-                vals = cuda.local.array(GU, np.float32)
-                i = lo + np.int64(tid)
-                while i < hi:
-                    load_round(x, row, i, hi, bsw, vals)
-                    for u in range(GU):
-                        v = vals[u]
+            tl = np.int64(tpt)
+            per = np.int64(FINE_UNIT) // tl
+            base = np.int64(split) * ((chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT)) * per
+            nt = _I64_0   # the split's tiles that hold tokens
+            if hi > lo:
+                nt = (hi - lo + tl - _I64_1) // tl
+            vpt = tl >> np.int64(2)   # work items (four tokens) a tile
+            vec = (lo & np.int64(3)) == _I64_0 and head4(x, row) == _I64_0
+            tv = cuda.local.array(GWIN, np.float32)
+            cuda.syncthreads()   # (the counts' zeros)
+            w0 = _I64_0
+            while w0 < nt:
+                for u in range(GWIN):
+                    m = w0 + np.int64(tid) + np.int64(u) * bsw
+                    v = _F32_NAN
+                    if m < nt:
+                        v = tm[row, base + m]
+                    tv[u] = v
+                for u in range(GWIN):
+                    if max_sel(tv[u], kmax, inv_t, is_vllm, bsel):
+                        stl[atomic_add(nsel, 0, np.int32(1))] = np.int32(
+                            np.int64(tid) + np.int64(u) * bsw)
+                cuda.syncthreads()
+                ni = np.int64(nsel[0]) * vpt
+                it = np.int64(tid)
+                while it < ni:
+                    m = w0 + np.int64(stl[it // vpt])
+                    j = lo + m * tl + np.int64(4) * (it % vpt)
+                    a = b = c = d = _F32_NAN
+                    if vec and j + np.int64(4) <= hi:
+                        a, b, c, d = load4(x, row, j)
+                    else:
+                        if j < hi:
+                            a = load(x, row, j)
+                        if j + _I64_1 < hi:
+                            b = load(x, row, j + _I64_1)
+                        if j + np.int64(2) < hi:
+                            c = load(x, row, j + np.int64(2))
+                        if j + np.int64(3) < hi:
+                            d = load(x, row, j + np.int64(3))
+                    for u in range(4):
+                        v = a
+                        if u == 1:
+                            v = b
+                        elif u == 2:
+                            v = c
+                        elif u == 3:
+                            v = d
                         fv = v
                         if is_vllm:
                             fv = np.float32(v * inv_t)
                         if is_finite(v) and fv >= tf:
                             slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
                             if slot < CAND_MAX_L:
-                                lst[slot] = comp(order_key(fv), i + np.int64(u) * bsw)
-                    i += bsw * np.int64(GU)
-            cuda.syncthreads()
-            c = np.int64(cnt[0])
-            lim = min(c, np.int64(gc.shape[2]) - _I64_1)
+                                lst[slot] = comp(order_key(fv), j + np.int64(u))
+                    it += bsw
+                cuda.syncthreads()   # (every item of the window read its tile from stl)
+                if tid == 0:
+                    nsel[0] = np.int32(0)
+                cuda.syncthreads()
+                w0 += bsw * np.int64(GWIN)
+            c_ = np.int64(cnt[0])
+            lim = min(c_, np.int64(gc.shape[2]) - _I64_1)
             j = np.int64(tid)
             while j < lim:
                 gc[row, split, _I64_1 + j] = lst[j]
                 j += bsw
             if tid == 0:
-                gc[row, split, 0] = c
+                gc[row, split, 0] = c_
 
         return kern
 

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import rocsample.sampling as rs
+from rocsample import sampling_plan as plan_mod
 from rocsample import sampling_router as router
 from rocsample.kernels import sampling_fast as KF
+from rocsample.reference import sampling as R
 from tests.kernels.conftest import skip_order_on_wave64
 from tests.kernels.test_sampling import (
     compare,
@@ -116,7 +118,7 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monke
     assert r.large and r.kcap == KF.KCAP_L and not r.hist
     # the tiles alone would have fitted: the candidates stay in the list, the fallback is the
     # case that asks for it
-    assert router.tile_large_fits(plan.splits * plan.tpt, k)
+    assert router.tile_large_fits(plan.splits * plan.fine_tiles(plan.chunk), k)
     lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
     lg[-1, 5::7] = np.nan
     seed = rng.integers(0, 2**63, rows)
@@ -289,6 +291,88 @@ def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
         assert np.array_equal(got >> 31, key[idx]) and fin[idx].all()
         want = np.flatnonzero(fin & (key >= (got >> 31).min()))
         np.testing.assert_array_equal(np.sort(idx), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("tile_len", [4, 8, 16])
+def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatch):
+    # The large form's layout (phase 1's FINE variants, tau() and gather()): tiles of tile_len
+    # consecutive tokens from each split's start. Rows of 1027 logits (1027 % 4 = 3: every row
+    # but the first starts off a vector boundary, so single loads; the first row's first split
+    # takes vector loads) in 3 splits of 343 (the later splits start off a boundary too), 64
+    # threads a block. Row 0: a +inf logit and a tile of NaNs; row 1: -inf in runs and a split
+    # whose logits are all -inf; row 2: plain. tm holds each tile's largest finite logit (-inf
+    # for none, and in the slots past a split's end), the gather's lists hold every finite token
+    # from their least candidate up, and tokens and logprobs are the reference's.
+    if not backend.is_device:
+        pytest.skip("the tile finalize is a device launch plan (cpu runs the reference)")
+    rows, vocab, splits, block, k = 3, 1027, 3, 64, 40
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    monkeypatch.setattr(plan_mod, "_FINE_MIN_TILES", -(-vocab // tile_len))
+    f = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
+    f[0, 100] = np.inf
+    f[0, 16 * 5:16 * 6 + 3] = np.nan
+    f[1, ::9] = -np.inf
+    f[1, 343:686] = -np.inf
+    if dtype == "float32":
+        x, kw = f, {}
+    elif dtype == "float16":
+        x, kw = f.astype(np.float16), {}
+    else:
+        x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
+    w = R.widen(x, kw.get("dtype")).astype(np.float32)
+    s = rs.Sampler(rows, vocab, kw.get("dtype", x.dtype.name), _block=block, _splits=splits)
+    assert s.plan.tile_len == tile_len and s.plan.large
+    params = dict(temperature=np.float32(0.9), top_k=k)
+    seed = rng.integers(0, 2**63, rows)
+    tok, lp = s(x, seed=seed, position=3, check=False, return_logprobs=True, **params,
+                **kw)[:2]
+    compare(backend, x, tok, lp, seed=seed, position=3, **params, **kw)
+    chunk = s.plan.chunk
+    tps = s.plan.fine_tiles(chunk)
+    tm = host(backend, scratch_view(backend, s, "tm"))
+    fin = np.abs(w) < np.inf
+    for r in range(rows):
+        for q in range(splits):
+            lo, hi = q * chunk, min((q + 1) * chunk, vocab)
+            for m in range(tps):
+                a, b = min(lo + m * tile_len, hi), min(lo + (m + 1) * tile_len, hi)
+                v = w[r, a:b][fin[r, a:b]]
+                want = v.max() if v.size else -np.inf
+                assert tm[r, q * tps + m] == want, (r, q, m, tm[r, q * tps + m], want)
+    gc = host(backend, scratch_view(backend, s, "gc"))
+    for r in range(rows):
+        got = np.concatenate([gc[r, q, 1:1 + gc[r, q, 0]] for q in range(splits)])
+        assert k <= got.size <= s.plan.cap_large, (r, got.size)
+        key = _keys(w[r])
+        idx = 0x7FFFFFFF - (got & 0x7FFFFFFF)
+        assert np.array_equal(got >> 31, key[idx]) and fin[r, idx].all()
+        want = np.flatnonzero(fin[r] & (key >= (got >> 31).min()))
+        np.testing.assert_array_equal(np.sort(idx), want)
+
+
+def test_large_form_beside_the_rank_pass(backend, large_shape, rng, monkeypatch):
+    # A large-form row (top_k past KCAP) and a top-k-only row past KCAP_L (the rank pass's: phase
+    # 1 draws it, in the same FINE launch, and writes no tiles for it) in one call: the pass's
+    # rows go without the tile bound in the histogram code (tiles 0). Same tokens as the
+    # reference.
+    sh = large_shape
+    vocab = sh["vocab"]
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    lg = (rng.normal(size=(4, vocab)) * 2).astype(np.float32)
+    params = dict(temperature=np.float32(0.9),
+                  top_k=np.array([sh["k"], KF.KCAP_L + 1, sh["k"], KF.KCAP_L + 1]))
+    s = rs.Sampler(4, vocab, "float32", _block=sh["block"], _splits=sh["splits"])
+    hk = router.Host(np.full(4, 0.9, np.float32), params["top_k"], np.ones(4, np.float32),
+                     np.zeros(4, np.float32))
+    r = router.route(s.plan, hk)
+    assert r.large and r.nuc and r.rank
+    seed = rng.integers(0, 2**63, 4)
+    for pos in range(2):
+        tok, lp = _run(sh, lg, seed=seed, position=pos, **params)
+        compare(backend, lg, tok, lp, seed=seed, position=pos, **params)
 
 
 def test_greedy_unfiltered_and_tile_rows_in_one_launch(backend, shape, rng):
