@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The forty-sixth session's one call for the large form's FINE layout, when the budget leaves
 # one (carry .whl, .peers/fi074 and .alt/01e9436, made by `mkdir -p .alt/01e9436 && git archive
-# 01e9436 rocsample | tar -x -C .alt/01e9436`; <= 595 s): while VARIANTS (default: this tree
+# 01e9436 rocsample | tar -x -C .alt/01e9436`; <= 595 s): while VARIANTS (default: this tree as the router decides, this tree
 # never taking the large form, ROCSAMPLE_TILE_LARGE=0; 01e9436, the strided tiles) compile in
 # the background at SHAB (the shapes whose route the FINE layout changed), the device gate
 # (python -m rocsample.check --backend cuda under GLIM, default 270 s); then top_k 1000 and
@@ -17,7 +17,7 @@ T0=$SECONDS
 banner
 SHAB=${SHAB:-64x32000,256x32000,64x151936,256x151936,64x262144,256x262144}
 ARGS=(--graph --bench-inputs --topk1000 --shapes "$SHAB")
-IFS=';' read -r -a VS <<< "${VARIANTS:-ROCSAMPLE_TILE_LARGE=0;TREE=01e9436}"
+IFS=";" read -r -a VS <<< "${VARIANTS:-X=0;ROCSAMPLE_TILE_LARGE=0;TREE=01e9436}"
 ab_compile
 run_gate "${GLIM:-270}"
 BK="${BK:-(top_k1000 or chain) and not reference and not chain_dev}" NUMBA_CACHE_DIR=/tmp/nc-new \
