@@ -13,7 +13,12 @@ leaves the row's state. Every path gives the reference's tokens.
    variant), and for top-k rows the *tile maxima*: the split's threads fall into ``tpt`` tiles
    (thread t in tile ``t % tpt``) and each tile's largest finite logit is written to scratch.
    Rows that do not draw stream the slice strided (thread t: tokens t + u * block), eight loads
-   per thread per round, whole rounds without a bounds test and one predicated round.
+   per thread per round, whole rounds without a bounds test and one predicated round. In the
+   launches of the large form (FINE variants, ``partials(..., fine=True)``) they stream it by
+   runs of ``FINE_UNIT`` (16) consecutive tokens (thread t: runs t, t + block, ..., four
+   16-byte loads a run where the row's address allows) and write the maxima of tiles of
+   ``tpt`` = 4, 8 or 16 consecutive tokens instead (``SamplingPlan.tile_len``), so that the
+   gather reads only its selected tiles' bytes.
    Temperature-only rows stream it by quads: a thread takes four consecutive tokens 4c .. 4c + 3
    and one Philox call (``quad_gumbel``: SPEC §2's words x0..x3 at counter c) draws for all four;
    a split's partial first quad is folded first by thread 0, its partial last quad last by the
@@ -64,7 +69,8 @@ leaves the row's state. Every path gives the reference's tokens.
    count, then the composites, per split; the row's tau and B found once, as (a) does, by
    ``tau()``, a launch of a block a row before it), so the row's tiles are read by all its
    splits' blocks at once, not by the finalize's one block; the finalize copies the lists into
-   its candidate list.
+   its candidate list. Its tiles are phase 1's FINE ones (contiguous, 4-16 tokens): the gather
+   lists a window's selected tiles in shared memory, then loads their tokens four at a time.
 
    A top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates, in either form,
    skips (b)'s sort and masses and (c): the K-th largest candidate (the cut) from a histogram
