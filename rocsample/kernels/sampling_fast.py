@@ -903,6 +903,9 @@ def make(cuda, load, h):
         # The tokens are the same: the late fold takes the quad's tokens in reverse index order,
         # ties to the token folded (it precedes every token already folded).
         LATE = FAST and TOP2
+        # (FINE variants: units of FINE_UNIT tokens a thread loads a round, two; one with the
+        # log-sum-exp, whose f16 form spilled 5 VGPRs on gfx1151 with two)
+        FU = 1 if LP else 2
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):
@@ -1328,7 +1331,7 @@ def make(cuda, load, h):
                         xr, qb, lo, hi, inv_t, sd, ps, bv, bi, bg, bgi, bg2, bgi2, lm, ls)
             elif FINE:
                 # The split's tokens in units of FINE_UNIT from lo (unit u: lo + 16 u ..), thread
-                # t taking units t, t + bs, ..., two at a time (eight loads of four logits in
+                # t taking units t, t + bs, ..., FU at a time (4 * FU loads of four logits in
                 # flight where the row's address and lo allow them, else single loads, NaN past
                 # hi), folded in index order four at a time (the maximum as fold keeps it, and
                 # the log-sum-exp pair token by token); a top-k row's tile maxima of tpt tokens (4, 8 or
@@ -1344,7 +1347,7 @@ def make(cuda, load, h):
                 qm = cuda.local.array(4, np.float32)
                 uu = np.int64(tid)
                 while uu < nun:
-                    for f in range(2):
+                    for f in range(FU):
                         j0 = lo + (uu + np.int64(f) * bs1) * np.int64(FINE_UNIT)
                         if vec and j0 + np.int64(FINE_UNIT) <= hi:
                             for w in range(FINE_UNIT // 4):
@@ -1359,7 +1362,7 @@ def make(cuda, load, h):
                                 if j0 + np.int64(w) < hi:
                                     v = load(xr, 0, j0 + np.int64(w))
                                 fvals[FINE_UNIT * f + w] = v
-                    for f in range(2):
+                    for f in range(FU):
                         uf = uu + np.int64(f) * bs1
                         j0 = lo + uf * np.int64(FINE_UNIT)
                         for w in range(FINE_UNIT // 4):
@@ -1386,7 +1389,7 @@ def make(cuda, load, h):
                                 tm[row, base + uf * per + _I64_1] = max(qm[2], qm[3])
                             else:
                                 tm[row, base + uf] = max(max(qm[0], qm[1]), max(qm[2], qm[3]))
-                    uu += bs1 * np.int64(2)
+                    uu += bs1 * np.int64(FU)
                 # fold's index: the first of the four logits from bi equal to bv (the
                 # maximum's four, loaded again once; looking them up in the loop's registers made
                 # ptxas hold 160 of them, against 61)
