@@ -74,6 +74,30 @@ _LARGE_FILL = 0.7
 _LARGE_MIN_ROWS = 64
 
 
+#: The large form's FINE layout (phase 1's FINE variants: tiles of ``SamplingPlan.tile_len``
+#: consecutive tokens, ``gather(fine=True)``) from this many rows, for rows wider than
+#: ``_FINE_MIN_VOCAB``; fewer rows keep phase 1's strided tiles. H100, top_k 1000 alone,
+#: graph-timed, the forty-sixth session's call (bench/results/nvidia-h100-s46-fine-*): 256 x
+#: 151936 143.4 us with it against 201.9 for the rank route the strided tiles left it (their
+#: expected candidates overflow the list there), 256 x 262144 208.1 against 355.5; but 64 x
+#: 151936 63.7 against the strided large form's 54.2 (the forty-fifth session's run), 64 x
+#: 262144 93.1 against 88.9, and at 32000 logits the rank route's finishing form is faster
+#: (64 x 32000 25.0 against 35.9, 256 x 32000 48.5 against 59.6). ``ROCSAMPLE_TILE_FINE``
+#: (1: wherever the large form runs; 0: never; read at import, for timings and tests).
+TILE_FINE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_FINE", ""))
+_FINE_MIN_ROWS = 256
+_FINE_MIN_VOCAB = 32768
+
+
+def fine_layout(plan) -> bool:
+    """Whether the large form's routes of this plan take phase 1's FINE layout
+    (:data:`TILE_FINE`, else :data:`_FINE_MIN_ROWS` rows or more of more than
+    :data:`_FINE_MIN_VOCAB` logits)."""
+    if TILE_FINE is not None:
+        return TILE_FINE
+    return plan.n_rows >= _FINE_MIN_ROWS and plan.n_vocab > _FINE_MIN_VOCAB
+
+
 def large_room(n_rows: int) -> bool:
     """Whether a plan of ``n_rows`` rows needs the large tile finalize's scratch (``gc``,
     ``gt``): where :data:`TILE_LARGE` (read when the plan is made) lets the router take that
@@ -240,6 +264,9 @@ class Route:
     # the tile finalize's large form (kcap is then KF.KCAP_L), its candidates listed by the
     # gather kernel launched before it
     large: bool = False
+    # (large) phase 1's FINE variant and the gather's FINE form (tiles of plan.tile_len
+    # consecutive tokens: fine_layout)
+    fine: bool = False
     nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
     # with the nucleus pass whose histogram-path rows are all top-p-only, no min_p-only rows)
@@ -275,8 +302,9 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     vllm = order == "vllm"
     kcap, large = tile_limit(plan, host)
     m = modes(plan, host, kcap)
+    fine = large and fine_layout(plan)
     if m is None:
-        return Route(True, True, True, True, kcap, vllm, dev=True, large=large)
+        return Route(True, True, True, True, kcap, vllm, dev=True, large=large, fine=fine)
     select = bool((m == KF.MODE_HIST).any())
     tile = bool((m == KF.MODE_TILE).any())
     hrow = m == KF.MODE_HIST
@@ -297,12 +325,13 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     # rows left, the thirty-second session had measured the reverse)
     strided = nuc and bool((nrow == hrow).all()) and not bool((m == KF.MODE_MINP).any())
     if strided and nv <= NUC_FINISH_VOCAB:
-        return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile, nuc=True,
-                     finish=True, rank=rank,
+        return Route(draw=True, tile=tile, kcap=kcap, vllm=vllm, large=large and tile,
+                     fine=fine and tile, nuc=True, finish=True, rank=rank,
                      top4=plan.n_rows > (NUC_RANK_TOP2_ROWS if rank else NUC_FINISH_TOP2_ROWS))
     return Route(draw=nuc or bool((m == KF.MODE_RACE).any()), tile=tile,
                  hist=select or bool((m == KF.MODE_MINP).any()), select=select, kcap=kcap,
-                 vllm=vllm, large=large and tile, nuc=nuc, strided=strided, rank=rank,
+                 vllm=vllm, large=large and tile, fine=fine and tile, nuc=nuc, strided=strided,
+                 rank=rank,
                  top4=rank and plan.n_rows > NUC_RANK_PLAIN_TOP2_ROWS)
 
 
@@ -343,16 +372,19 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
     kmax = int(ks.max())
     if plan.n_rows < _LARGE_MIN_ROWS:
         return small, False
-    # the tile maxima of the route's phase 1 (its FINE layout, plan.tile_len tokens a tile):
-    # the drawing variant's splits where a row is temperature-only (the route launches that
-    # variant then)
+    # the tile maxima of the route's phase 1 (strided, or its FINE layout of plan.tile_len
+    # tokens a tile: fine_layout): the drawing variant's splits where a row is
+    # temperature-only (the route launches that variant then)
     race = True
     if host.top_p is not None and host.min_p is not None:
         race = bool(((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
                      & ~(host.min_p > 0)).any()) or (nucleus_on(plan)
                                                       and bool(nuc_rows(plan, host).any()))
-    tiles = (plan.splits_draw * plan.fine_tiles(plan.chunk_draw) if race
-             else plan.splits * plan.fine_tiles(plan.chunk))
+    if fine_layout(plan):
+        tiles = (plan.splits_draw * plan.fine_tiles(plan.chunk_draw) if race
+                 else plan.splits * plan.fine_tiles(plan.chunk))
+    else:
+        tiles = (plan.splits_draw if race else plan.splits) * plan.tpt
     if kmax > small and tile_large_fits(tiles, kmax):
         return KF.KCAP_L, True
     return small, False
@@ -467,12 +499,12 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     # (its three-quad form where they stream FAST3_MIN_QUADS or more, unless FAST3 is off; not
     # with logprobs, whose three-quad forms spill 16-28 bytes on sm_90)
     q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B
-    # the large form's routes: phase 1's FINE layout (tiles of plan.tile_len consecutive
+    # the large form's FINE routes: phase 1's FINE layout (tiles of plan.tile_len consecutive
     # tokens, fine_tiles(chunk) a split; its tpt argument is then the tile's length)
-    tpt = plan.fine_tiles(chunk) if r.large else plan.tpt
-    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3, r.large), (S, n), B,
+    tpt = plan.fine_tiles(chunk) if r.fine else plan.tpt
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3, r.fine), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position,
-               plan.tile_len if r.large else tpt, r.kcap, w["pf"], w["pi"], w["tm"], c1,
+               plan.tile_len if r.fine else tpt, r.kcap, w["pf"], w["pi"], w["tm"], c1,
                w["si"], w["sf"], hc, hm, o.tokens, o.logprobs, o.status, o.cflag)))
     if r.tile:
         cap = plan.cap_large if r.large else plan.cap
@@ -482,8 +514,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
             L.append((kn.fast.tau(), n, plan.fast_final_block,
                       (nv, S, tpt, r.kcap, temp, topk, topp, minp, vllm, w["pf"], w["pi"],
                        w["tm"], w["gt"])))
-            L.append((kn.fast.gather(), (S, n), B,
-                      (o.x, nv, chunk, plan.tile_len, temp, vllm, w["tm"], w["gt"], w["gc"])))
+            L.append((kn.fast.gather(r.fine), (S, n), B,
+                      (o.x, nv, chunk, plan.tile_len if r.fine else tpt, temp, vllm, w["tm"],
+                       w["gt"], w["gc"])))
         # (the small form reads no gc, which plans below the large form's rows lack: it is
         # given pi, an int64 array of the same rank, so its signature is one in every plan)
         L.append((kn.fast.finalize(r.large), n, plan.fast_final_block,
@@ -492,9 +525,9 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
                    o.logprobs, o.status, w["gc"] if r.large else w["pi"])))
     # the count of phase 1's tile maxima a row (top-k rows' tile bound in the histogram code,
     # at whatever split count the pass that runs it has: row-strided, one block); none where
-    # the large form's phase 1 also draws the nucleus pass's rows (its drawing rows write no
-    # FINE tiles: the pass's top-k rows then go without the bound)
-    tiles = 0 if r.large and r.nuc else S * tpt
+    # the large form's FINE phase 1 also draws the nucleus pass's rows (its drawing rows write
+    # no FINE tiles: the pass's top-k rows then go without the bound)
+    tiles = 0 if r.fine and r.nuc else S * tpt
     if r.nuc:  # (at its own split count, with its own counter: it reads nothing per split)
         h = kn.hist
         nk = ((h._sample_rank_finish_kernel if r.finish else h._sample_rank4_kernel if r.top4

@@ -80,9 +80,10 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
 
 
 def fake_launches(plan, route, want_lp=False, partials=None):
-    """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "f" the
-    tile finalize ("F" its large form, "T" / "G" the large form's tau and gather), "n" the
-    nucleus pass, "h" / "s" the histogram and select passes, "a" the position advance;
+    """The router's launches of ``route`` with stand-ins for the kernels ("p" phase 1, "pL" its
+    FINE variants, "f" the tile finalize ("F" its large form, "T" / "G" the large form's tau
+    and gather, "GF" the gather's FINE form), "n" the nucleus pass, "h" / "s" the histogram
+    and select passes, "a" the position advance;
     ``partials``: phase 1's factory instead) and for the operands (each scratch view by its
     name; the counters "c1" .. "c3" of the plan's splits, "d1" .. "d3" of its drawing splits,
     "f2" / "f3" of the row-strided passes, "g" of the argmax kernel, "nu" of the nucleus pass):
@@ -96,7 +97,7 @@ def fake_launches(plan, route, want_lp=False, partials=None):
     kn = SimpleNamespace(float=SimpleNamespace(
         fast=SimpleNamespace(partials=partials or stand_in,
                              finalize=lambda large=False: "F" if large else "f",
-                             tau=lambda: "T", gather=lambda: "G"),
+                             tau=lambda: "T", gather=lambda fine=False: "GF" if fine else "G"),
         hist=SimpleNamespace(_sample_hist_kernel="h", _sample_minp_kernel="m",
                              _sample_select_kernel="s",
                              _sample_nucleus_kernel="n",
@@ -197,20 +198,23 @@ def test_a_drawing_route_launches_every_kernel_with_its_splits():
                           (R.Route(draw=True, hist=True, select=True, nuc=True, strided=True),
                            8), (R.Route(draw=True, tile=True, nuc=True, finish=True), 8),
                           (R.Route(tile=True, large=True), 10),
+                          (R.Route(tile=True, large=True, fine=True), 10),
                           (R.Route(True, True, True, True, large=True, dev=True), 8)):
         for kernel, grid, _block, args in fake_launches(plan, route):
             if kernel == "a":
                 continue
+            kernel = kernel.rstrip("L")   # (phase 1's FINE variant)
             if kernel in "fF":
                 assert grid == 64 and args[2] == splits and args[3] == -(-151936 // splits)
                 continue
-            if kernel == "G":   # (phase 1's grid and block: the tile maxima's layout)
+            if kernel in ("G", "GF"):   # (phase 1's grid and block: the tile maxima's layout)
                 assert grid == (splits, 64) and _block == plan.block
                 assert args[2] == -(-151936 // splits)
                 continue
-            if kernel == "T":   # (a block a row; the tile maxima of phase 1's splits: FINE)
+            if kernel == "T":   # (a block a row; the tile maxima of phase 1's splits)
                 assert grid == 64 and args[1] == splits
-                assert args[2] == plan.fine_tiles(-(-151936 // splits))
+                assert args[2] == (plan.fine_tiles(-(-151936 // splits)) if route.fine
+                                   else plan.tpt)
                 continue
             if route.strided and kernel in "hs":
                 want = (plan.splits_fin, plan.rows_fin)
@@ -241,13 +245,23 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     route = R.route(plan, host)
     assert route.large and route.tile and not route.hist
     got = fake_launches(plan, route)
-    assert [n for n, _g, _b, _a in got] == ["pL", "T", "G", "F"]
+    assert [n for n, _g, _b, _a in got] == ["p", "T", "G", "F"] and not route.fine
     assert got[1][3][-1] == "gt" and got[2][3][-2:] == ("gt", "gc") and got[3][3][-1] == "gc"
-    # (phase 1's FINE layout: tiles of tile_len consecutive tokens, fine_tiles(chunk) a split)
-    assert plan.tile_len == 16 and got[0][3][9] == plan.tile_len
-    assert got[1][3][1] == got[3][3][2] == plan.splits
-    assert got[1][3][2] == plan.fine_tiles(plan.chunk) == -(-plan.chunk // 16) == 950
-    assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tile_len
+    assert got[1][3][1] == got[3][3][2] == plan.splits and got[1][3][2] == plan.tpt
+    assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tpt
+    # 256 rows: phase 1's FINE layout (tiles of tile_len consecutive tokens, fine_tiles(chunk)
+    # a split), the gather's FINE form ("G" of gather(True): "GF")
+    big = _plan(256, 151936)
+    bh = R.Host(np.full(256, 0.8, np.float32), np.full(256, 1000, np.int64),
+                np.ones(256, np.float32), np.zeros(256, np.float32))
+    rf = R.route(big, bh)
+    assert rf.large and rf.fine
+    gf = fake_launches(big, rf)
+    assert [n for n, _g, _b, _a in gf] == ["pL", "T", "GF", "F"]
+    assert big.tile_len == 16 and gf[0][3][9] == big.tile_len
+    assert gf[1][3][2] == big.fine_tiles(big.chunk) == -(-big.chunk // 16)
+    assert gf[2][3][2] == big.chunk and gf[2][3][3] == big.tile_len
+    assert gf[3][3][4] == big.fine_tiles(big.chunk)
     assert got[1][1] == 64 and got[1][2] == plan.fast_final_block
     # a mixed batch: the histogram path's rows (top_k 2000 with top_p) beside the large form's
     odd = np.arange(64) % 2 == 1
@@ -256,7 +270,7 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     r = R.route(plan, mixed)
     assert r.large and r.hist and r.select
     names = [n for n, _g, _b, _a in fake_launches(plan, r)]
-    assert names[:4] == ["pL", "T", "G", "F"] and names[4:] == ["h", "s"]
+    assert names[:4] == ["p", "T", "G", "F"] and names[4:] == ["h", "s"]
     # phase 1; tau after it, the gather after tau, the finalize after the gather (lane 0); the
     # histogram and select passes after phase 1 (lane 1); the position advance after both
     assert R.after(r, True) == ((0, ()), (0, (0,)), (0, (1,)), (0, (2,)), (1, (0,)), (1, (4,)),
@@ -445,7 +459,7 @@ def _host(rows, k, dev=False):
 
 @pytest.mark.parametrize("rows, vocab, k, large", [
     (64, 151936, 1000, True), (64, 262144, 1000, True), (128, 151936, 1000, True),
-    (256, 151936, 1000, True), (64, 32000, 1000, True), (256, 32000, 1000, True),
+    (256, 151936, 1000, True), (64, 32000, 1000, False), (256, 32000, 1000, False),
     (63, 151936, 1000, False), (256, 262144, 1000, True),
     (1, 151936, 1000, False), (8, 151936, 1000, False), (1, 32000, 1000, False),
     (64, 151936, 50, False), (64, 151936, 256, False), (64, 151936, 300, True),
@@ -453,15 +467,15 @@ def _host(rows, k, dev=False):
 ])
 def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, vocab, k, large):
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
-    # maxima (its FINE layout: 4000 tiles of 8 at 32000 logits, 9496 of 16 at 151936) make
-    # the expected candidates fit its list; else top_k past KCAP (a top-k-only
+    # maxima (strided; from 256 rows wider than 32768 logits its FINE layout: 9496 tiles of 16
+    # at 151936) make the expected candidates fit its list; else top_k past KCAP (a top-k-only
     # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
     # one and the histogram path (row-strided) wider
     from rocsample import sampling_router as R
     from rocsample.kernels import sampling_fast as KF
 
     r = R.route(_plan(rows, vocab), _host(rows, k))
-    assert r.large == large
+    assert r.large == large and r.fine == (large and rows >= 256)
     assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
     assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB) == r.strided
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)

@@ -37,7 +37,7 @@ FACTORY_ARGS = {"partials": [(d, lp) for d in (False, True) for lp in (False, Tr
                     for d, f in ((False, False), (True, False), (True, True))],
                 "finalize": [(False,), (True,)],   # the tile finalize and its large form
                 "tau": [()],   # the large form's tau, a block a row
-                "gather": [()],   # the large form's candidate gather
+                "gather": [(False,), (True,)],   # the large form's candidate gather, strided and FINE
                 "argmax": [()]}   # phase 1's argmax kernel (greedy-only calls)
 
 

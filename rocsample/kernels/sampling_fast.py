@@ -2560,8 +2560,70 @@ def make(cuda, load, h):
         @cuda.jit(cache=JIT_CACHE)
         def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
             # The large tile finalize's candidates, a block a (split, row) of phase 1's grid
-            # (its chunk, which the tile maxima describe: phase 1's FINE layout, tiles of tpt
-            # consecutive tokens from the split's start): from the row's tau and bin B
+            # (its chunk and block, which the tile maxima describe): from the row's tau and bin
+            # B (``tau()``'s launch before it, gt[row]), the finite tokens with key >= tau of
+            # its split's tiles in the bins <= B (thread t streams the tokens lo + t + u * bs of
+            # tile t mod tpt, as phase 1 did) into gc[row, split] (the count, then the
+            # composites; past the list's room only the count). The candidates the small
+            # finalize's own gather would take (the same tau, the same tile test), in another
+            # order (the finalize ranks them). Rows of other modes and rows without a finite
+            # logit write nothing (the finalize reads no list for them).
+            split, row, tid, bs, _ns, lo, hi = split_block(chunk, n)
+            bsel = gt[row, 1]
+            if bsel < _I64_0:
+                return   # (block-uniform, before any barrier)
+            kmax = gt[row, 0]
+            tau = gt[row, 2]
+            t = temp[row]
+            cnt = cuda.shared.array(1, np.int32)
+            lst = cuda.shared.array(CAND_MAX_L, np.int64)
+            bsw = np.int64(bs)
+            if tid == 0:
+                cnt[0] = np.int32(0)
+            is_vllm = vllm != 0
+            inv_t = _F32_1 / t
+            # key >= tau as a float compare of the filter value: tf, the float whose key is tau
+            # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
+            # tau is at most the key of -inf (every finite value's key is above it); a tau past
+            # +inf's key gives a NaN, which no value passes, as no key reaches tau
+            tf = _F32_NINF
+            if tau > _KEY_NINF:
+                tf = key_value(tau)
+            cuda.syncthreads()   # (the count's zero)
+            tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
+            if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
+                vals = cuda.local.array(GU, np.float32)
+                i = lo + np.int64(tid)
+                while i < hi:
+                    load_round(x, row, i, hi, bsw, vals)
+                    for u in range(GU):
+                        v = vals[u]
+                        fv = v
+                        if is_vllm:
+                            fv = np.float32(v * inv_t)
+                        if is_finite(v) and fv >= tf:
+                            slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+                            if slot < CAND_MAX_L:
+                                lst[slot] = comp(order_key(fv), i + np.int64(u) * bsw)
+                    i += bsw * np.int64(GU)
+            cuda.syncthreads()
+            c = np.int64(cnt[0])
+            lim = min(c, np.int64(gc.shape[2]) - _I64_1)
+            j = np.int64(tid)
+            while j < lim:
+                gc[row, split, _I64_1 + j] = lst[j]
+                j += bsw
+            if tid == 0:
+                gc[row, split, 0] = c
+
+        return kern
+
+    def _gather_fine():
+        @cuda.jit(cache=JIT_CACHE)
+        def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
+            # gather()'s FINE form (phase 1's FINE layout: tiles of tpt consecutive tokens from
+            # each split's start): the large tile finalize's candidates, a block a (split, row)
+            # of phase 1's grid: from the row's tau and bin B
             # (``tau()``'s launch before it, gt[row]), the finite tokens with key >= tau of its
             # split's tiles in the bins <= B into gc[row, split] (the count, then the
             # composites; past the list's room only the count). The split's tiles are taken a
@@ -2676,11 +2738,13 @@ def make(cuda, load, h):
             larges["tau"] = _tau()
         return larges["tau"]
 
-    def gather():
-        # The large tile finalize's candidate gather (``finalize(True)`` reads it).
-        if "gather" not in larges:
-            larges["gather"] = _gather()
-        return larges["gather"]
+    def gather(fine=False):
+        # The large tile finalize's candidate gather (``finalize(True)`` reads it): over phase
+        # 1's strided tiles, or (``fine``) its FINE variants' tiles of consecutive tokens.
+        key = "gather_fine" if fine else "gather"
+        if key not in larges:
+            larges[key] = _gather_fine() if fine else _gather()
+        return larges[key]
 
     helpers = SimpleNamespace(row_mode=row_mode, row_nuc=row_nuc, block_max=block_max,
                               filter_key=filter_key, key_value=key_value,

@@ -99,8 +99,16 @@ def large_shape(backend):
     return dict(rows=8, vocab=151936, block=None, splits=None, k=1000)
 
 
+@pytest.fixture(params=[False, True], ids=["strided", "fine"])
+def fine(request, monkeypatch):
+    """The large form's tiles: phase 1's strided ones, or its FINE layout's (forced here at
+    the rows of the case: the router takes it from 256 rows)."""
+    monkeypatch.setattr(router, "TILE_FINE", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("order", ["llama", "vllm"])
-def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monkeypatch):
+def test_large_form_past_the_small_limit(backend, large_shape, rng, order, fine, monkeypatch):
     # top_k past KCAP through the large form (the router takes it for batches of 64 rows or
     # more; forced here at fewer): its bitonic sort in place, the block scan of the masses for
     # top-p over more survivors than threads, the per-thread fold of the draw; then the same
@@ -115,10 +123,11 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monke
     hk = router.Host(np.full(rows, 0.9, np.float32), np.full(rows, k), np.ones(rows, np.float32),
                      np.zeros(rows, np.float32))
     r = router.route(plan, hk)
-    assert r.large and r.kcap == KF.KCAP_L and not r.hist
+    assert r.large and r.kcap == KF.KCAP_L and not r.hist and r.fine == fine
     # the tiles alone would have fitted: the candidates stay in the list, the fallback is the
     # case that asks for it
-    assert router.tile_large_fits(plan.splits * plan.fine_tiles(plan.chunk), k)
+    assert router.tile_large_fits(
+        plan.splits * (plan.fine_tiles(plan.chunk) if fine else plan.tpt), k)
     lg = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
     lg[-1, 5::7] = np.nan
     seed = rng.integers(0, 2**63, rows)
@@ -141,7 +150,7 @@ def test_large_form_past_the_small_limit(backend, large_shape, rng, order, monke
         compare(backend, lg2, tok, lp, seed=seed, position=pos, order=order, **params)
 
 
-def test_device_parameters_through_the_large_form(backend, large_shape, rng, monkeypatch):
+def test_device_parameters_through_the_large_form(backend, large_shape, rng, fine, monkeypatch):
     # Per-row device parameters with the large form forced (ROCSAMPLE_TILE_LARGE=1): each row
     # decides its mode on the device, the gather kernel and the finalize serve only the tile
     # rows (top_k up to KCAP_L) and leave the others' (greedy, unfiltered, min-p only, top-p
@@ -161,7 +170,8 @@ def test_device_parameters_through_the_large_form(backend, large_shape, rng, mon
     params = dict(temperature=temp, top_k=topk, top_p=topp, min_p=minp)
     dev = device_params(backend, **params)
     s = rs.Sampler(rows, sh["vocab"], "float32", _block=sh["block"], _splits=sh["splits"])
-    assert router.route(s.plan, router.Host(None, None, None, None)).large
+    r = router.route(s.plan, router.Host(None, None, None, None))
+    assert r.large and r.fine == fine
     tok, lp = _run(dict(block=sh["block"], splits=sh["splits"]), lg, seed=seed, position=7,
                    **dev)
     compare(backend, lg, tok, lp, seed=seed, position=7, **params)
@@ -308,6 +318,7 @@ def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatc
         pytest.skip("the tile finalize is a device launch plan (cpu runs the reference)")
     rows, vocab, splits, block, k = 3, 1027, 3, 64, 40
     monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_FINE", True)
     monkeypatch.setattr(rs, "_PLANS", {})
     monkeypatch.setattr(plan_mod, "_FINE_MIN_TILES", -(-vocab // tile_len))
     f = (rng.normal(size=(rows, vocab)) * rng.uniform(1, 3, (rows, 1))).astype(np.float32)
@@ -323,7 +334,7 @@ def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatc
         x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
     w = R.widen(x, kw.get("dtype")).astype(np.float32)
     s = rs.Sampler(rows, vocab, kw.get("dtype", x.dtype.name), _block=block, _splits=splits)
-    assert s.plan.tile_len == tile_len and s.plan.large
+    assert s.plan.tile_len == tile_len and s.plan.large and router.fine_layout(s.plan)
     params = dict(temperature=np.float32(0.9), top_k=k)
     seed = rng.integers(0, 2**63, rows)
     tok, lp = s(x, seed=seed, position=3, check=False, return_logprobs=True, **params,
@@ -360,6 +371,7 @@ def test_large_form_beside_the_rank_pass(backend, large_shape, rng, monkeypatch)
     sh = large_shape
     vocab = sh["vocab"]
     monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_FINE", True)
     monkeypatch.setattr(rs, "_PLANS", {})
     lg = (rng.normal(size=(4, vocab)) * 2).astype(np.float32)
     params = dict(temperature=np.float32(0.9),
@@ -368,7 +380,7 @@ def test_large_form_beside_the_rank_pass(backend, large_shape, rng, monkeypatch)
     hk = router.Host(np.full(4, 0.9, np.float32), params["top_k"], np.ones(4, np.float32),
                      np.zeros(4, np.float32))
     r = router.route(s.plan, hk)
-    assert r.large and r.nuc and r.rank
+    assert r.large and r.fine and r.nuc and r.rank
     seed = rng.integers(0, 2**63, 4)
     for pos in range(2):
         tok, lp = _run(sh, lg, seed=seed, position=pos, **params)
