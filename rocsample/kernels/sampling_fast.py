@@ -69,8 +69,9 @@ leaves the row's state. Every path gives the reference's tokens.
    count, then the composites, per split; the row's tau and B found once, as (a) does, by
    ``tau()``, a launch of a block a row before it), so the row's tiles are read by all its
    splits' blocks at once, not by the finalize's one block; the finalize copies the lists into
-   its candidate list. Its tiles are phase 1's FINE ones (contiguous, 4-16 tokens): the gather
-   lists a window's selected tiles in shared memory, then loads their tokens four at a time.
+   its candidate list. From 256 rows (``sampling_router.fine_layout``) its tiles are phase 1's
+   FINE ones (contiguous, 4-16 tokens) and ``gather(True)`` lists a window's selected tiles in
+   shared memory, then loads their tokens four at a time.
 
    A top-k-only row (no top-p, no min-p) with more than RANK_MAX candidates, in either form,
    skips (b)'s sort and masses and (c): the K-th largest candidate (the cut) from a histogram
