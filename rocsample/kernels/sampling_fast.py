@@ -2557,6 +2557,41 @@ def make(cuda, load, h):
 
         return kern
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def tau_float(tau):
+        # key >= tau as a float compare of the filter value: the float whose key is tau
+        # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
+        # tau is at most the key of -inf (every finite value's key is above it); a tau past
+        # +inf's key gives a NaN, which no value passes, as no key reaches tau
+        if tau > _KEY_NINF:
+            return key_value(tau)
+        return _F32_NINF
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def put_cand(v, j, is_vllm, inv_t, tf, cnt, lst):
+        # A gather's token j (logit v): a finite one whose filter value is at least tf goes to
+        # the block's list lst as its (key, -index) composite, counted in cnt[0] past the room
+        # too
+        fv = v
+        if is_vllm:
+            fv = np.float32(v * inv_t)
+        if is_finite(v) and fv >= tf:
+            slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
+            if slot < CAND_MAX_L:
+                lst[slot] = comp(order_key(fv), j)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def put_lists(c, lst, gc, row, split, tid, bsw):
+        # A gather block's list of c candidates into gc[row, split] (the count, then the
+        # composites up to the list's room), every thread of the block (after a barrier)
+        lim = min(c, np.int64(gc.shape[2]) - _I64_1)
+        j = np.int64(tid)
+        while j < lim:
+            gc[row, split, _I64_1 + j] = lst[j]
+            j += bsw
+        if tid == 0:
+            gc[row, split, 0] = c
+
     def _gather():
         @cuda.jit(cache=JIT_CACHE)
         def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
@@ -2583,13 +2618,7 @@ def make(cuda, load, h):
                 cnt[0] = np.int32(0)
             is_vllm = vllm != 0
             inv_t = _F32_1 / t
-            # key >= tau as a float compare of the filter value: tf, the float whose key is tau
-            # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
-            # tau is at most the key of -inf (every finite value's key is above it); a tau past
-            # +inf's key gives a NaN, which no value passes, as no key reaches tau
-            tf = _F32_NINF
-            if tau > _KEY_NINF:
-                tf = key_value(tau)
+            tf = tau_float(tau)
             cuda.syncthreads()   # (the count's zero)
             tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
             if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
@@ -2598,24 +2627,10 @@ def make(cuda, load, h):
                 while i < hi:
                     load_round(x, row, i, hi, bsw, vals)
                     for u in range(GU):
-                        v = vals[u]
-                        fv = v
-                        if is_vllm:
-                            fv = np.float32(v * inv_t)
-                        if is_finite(v) and fv >= tf:
-                            slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                            if slot < CAND_MAX_L:
-                                lst[slot] = comp(order_key(fv), i + np.int64(u) * bsw)
+                        put_cand(vals[u], i + np.int64(u) * bsw, is_vllm, inv_t, tf, cnt, lst)
                     i += bsw * np.int64(GU)
             cuda.syncthreads()
-            c = np.int64(cnt[0])
-            lim = min(c, np.int64(gc.shape[2]) - _I64_1)
-            j = np.int64(tid)
-            while j < lim:
-                gc[row, split, _I64_1 + j] = lst[j]
-                j += bsw
-            if tid == 0:
-                gc[row, split, 0] = c
+            put_lists(np.int64(cnt[0]), lst, gc, row, split, tid, bsw)
 
         return kern
 
@@ -2652,13 +2667,7 @@ def make(cuda, load, h):
                 nsel[0] = np.int32(0)
             is_vllm = vllm != 0
             inv_t = _F32_1 / t
-            # key >= tau as a float compare of the filter value: tf, the float whose key is tau
-            # (order_key is monotone and ties -0.0 with +0.0, as the compare does), or -inf where
-            # tau is at most the key of -inf (every finite value's key is above it); a tau past
-            # +inf's key gives a NaN, which no value passes, as no key reaches tau
-            tf = _F32_NINF
-            if tau > _KEY_NINF:
-                tf = key_value(tau)
+            tf = tau_float(tau)
             tl = np.int64(tpt)
             per = np.int64(FINE_UNIT) // tl
             base = np.int64(split) * ((chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT)) * per
@@ -2707,27 +2716,14 @@ def make(cuda, load, h):
                             v = c
                         elif u == 3:
                             v = d
-                        fv = v
-                        if is_vllm:
-                            fv = np.float32(v * inv_t)
-                        if is_finite(v) and fv >= tf:
-                            slot = np.int64(atomic_add(cnt, 0, np.int32(1)))
-                            if slot < CAND_MAX_L:
-                                lst[slot] = comp(order_key(fv), j + np.int64(u))
+                        put_cand(v, j + np.int64(u), is_vllm, inv_t, tf, cnt, lst)
                     it += bsw
                 cuda.syncthreads()   # (every item of the window read its tile from stl)
                 if tid == 0:
                     nsel[0] = np.int32(0)
                 cuda.syncthreads()
                 w0 += bsw * np.int64(GWIN)
-            c_ = np.int64(cnt[0])
-            lim = min(c_, np.int64(gc.shape[2]) - _I64_1)
-            j = np.int64(tid)
-            while j < lim:
-                gc[row, split, _I64_1 + j] = lst[j]
-                j += bsw
-            if tid == 0:
-                gc[row, split, 0] = c_
+            put_lists(np.int64(cnt[0]), lst, gc, row, split, tid, bsw)
 
         return kern
 
