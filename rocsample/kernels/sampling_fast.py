@@ -124,6 +124,12 @@ FINE_UNIT = 16
 #: Tiles of its split a gather thread tests a window (the window's selected tiles are listed in
 #: shared memory, then their tokens loaded four at a time by the whole block).
 GWIN = 4
+#: Units of FINE_UNIT tokens a thread of phase 1's FINE variants loads a round without
+#: logprobs (with them: one). ``ROCSAMPLE_FINE_UNITS`` (1 or 2; timings): two hold 62
+#: registers on sm_90 (4 blocks of 256 threads an SM), one about 40 (tools/sass_stats.py).
+FINE_UNITS = int(os.environ.get("ROCSAMPLE_FINE_UNITS") or 2)
+if FINE_UNITS not in (1, 2):
+    raise ValueError(f"ROCSAMPLE_FINE_UNITS: expected 1 or 2, got {FINE_UNITS}")
 #: (the sizes of their arrays: numba takes a constant, not an expression of constants)
 FINE_VALS = 2 * FINE_UNIT
 #: Fewest tokens per tile: above 4 * KCAP tiles per row, the plan halves the tiles per split
@@ -906,7 +912,7 @@ def make(cuda, load, h):
         LATE = FAST and TOP2
         # (FINE variants: units of FINE_UNIT tokens a thread loads a round, two; one with the
         # log-sum-exp, whose f16 form spilled 5 VGPRs on gfx1151 with two)
-        FU = 1 if LP else 2
+        FU = 1 if LP else FINE_UNITS
 
         @cuda.jit(device=True, cache=JIT_CACHE)
         def fold(v, j, bv, bi, lm, ls):

@@ -36,11 +36,5 @@ VS=("${ALL[@]}")
 ARGS=(--graph --bench-inputs --topk1000 --shapes "${SH1:-1x151936,8x151936}")
 kp_v "$last" 2>&1 | graph_lines "v$last"
 echo "== last variant done at $((SECONDS - T0)) s"
-export ROCSAMPLE_FUZZ=sanitize
-FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
-PA=("${BH[@]}" -k "large or gather or outlier or selection or fine_tiles or rank_pass")
-left=$((${STOP:-585} - (SECONDS - T0)))
-if [ "$left" -gt 60 ]; then
-  LIMIT=$left san_tool racecheck | tee -a "$OUT/san-summary.txt"
-fi
+race_fine "${STOP:-585}"
 echo "== done at $((SECONDS - T0)) s"

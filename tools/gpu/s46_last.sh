@@ -16,11 +16,5 @@ run_gate "${GLIM:-300}"
 BK="${BK:-(top_k1000 or chain) and not reference and not chain_dev}" NUMBA_CACHE_DIR=/tmp/nc-new \
   topp_bench "${BLIM:-170}"
 grep -E "^\| (top_k1000|chain) " "$OUT/bench.md" | head -40
-export ROCSAMPLE_FUZZ=sanitize
-FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
-PA=("${BH[@]}" -k "large or gather or outlier or selection or fine_tiles or rank_pass")
-left=$((${STOP:-585} - (SECONDS - T0)))
-if [ "$left" -gt 60 ]; then
-  LIMIT=$left san_tool racecheck | tee -a "$OUT/san-summary.txt"
-fi
+race_fine "${STOP:-585}"
 echo "== done at $((SECONDS - T0)) s"

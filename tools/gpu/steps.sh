@@ -40,6 +40,8 @@
 #                        (SAN_PAR=1: the three tools at once, each under LIMIT: instrumented
 #                        runs are bound by the host's CPU, and the machine has 16 cores;
 #                        RACE_SKIP: a -k expression racecheck leaves out)
+#   race_fine STOP       racecheck over the large form's tests (the FINE layout's among them) at
+#                        the simulator's shapes, stopping by STOP s from T0 -> racecheck.log
 #   race_probe COND ORDER  tools/gpu/racecheck_probe.py under racecheck -> race-COND-ORDER.log
 #                        (prints a summary line and the probe's lines)
 BH=(--backend cuda -q -p no:cacheprovider)
@@ -72,6 +74,16 @@ san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, o
   r=$?
   found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
   echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)"
+}
+
+race_fine() {  # STOP: compute-sanitizer racecheck over the large form's tests (both layouts;
+  # the FINE layout's own) at the simulator's shapes (ROCSAMPLE_FUZZ=sanitize), stopping by
+  # STOP seconds from T0; none with 60 s or less left -> racecheck.log, san-summary.txt
+  local left=$(($1 - (SECONDS - T0)))
+  [ "$left" -gt 60 ] || return 0
+  FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
+  PA=("${BH[@]}" -k "large or gather or outlier or selection or fine_tiles or rank_pass")
+  (export ROCSAMPLE_FUZZ=sanitize; LIMIT=$left san_tool racecheck) | tee -a "$OUT/san-summary.txt"
 }
 
 race_probe() {  # COND ORDER: tools/gpu/racecheck_probe.py under compute-sanitizer racecheck
