@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The forty-sixth session's last call (carry .whl and .peers/fi074; <= 595 s): the device gate
+# Written for the forty-sixth session's last call, which its budget did not leave; the next
+# session's first call (carry .whl and .peers/fi074; <= 595 s): the device gate
 # (python -m rocsample.check --backend cuda under GLIM, default 300 s), then top_k 1000 and the
 # chain at the twelve shapes with PyTorch and FlashInfer 0.7.4 (bench/test_sampling.py,
 # graph-timed, BLIM default 170 s), then compute-sanitizer racecheck over the large form's
