@@ -827,6 +827,14 @@ def make(cuda, load, h):
                 min(lo + chunk, n))
 
     @cuda.jit(device=True, cache=JIT_CACHE)
+    def fine_split(chunk, tl):
+        # The FINE layout of a split of chunk logits in tiles of tl tokens: its units of
+        # FINE_UNIT tokens and the tiles a unit (the split's tile slots are their product:
+        # rocsample.sampling_plan.SamplingPlan.fine_tiles on the host)
+        return ((chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT),
+                np.int64(FINE_UNIT) // tl)
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
     def load4(x, row, i):
         # the logits x[row, i : i + 4] by one vector load (``vload.raw4``: i on a 4-logit
         # boundary of the row's address), widened to float32
@@ -1345,9 +1353,7 @@ def make(cuda, load, h):
                 # 16; the largest finite logit, -inf for none) go to tm[row, split * tiles a split
                 # + the tile's place in the split] as they are folded, every slot of the split
                 # written (-inf past hi), so tau() and the histogram code read no stale slot.
-                tl = np.int64(tpt)
-                nun = (chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT)
-                per = np.int64(FINE_UNIT) // tl
+                nun, per = fine_split(chunk, np.int64(tpt))
                 base = np.int64(split) * nun * per
                 vec = (lo & np.int64(3)) == _I64_0 and head4(x, row) == _I64_0
                 fvals = cuda.local.array(FINE_VALS, np.float32)
@@ -2675,14 +2681,15 @@ def make(cuda, load, h):
             inv_t = _F32_1 / t
             tf = tau_float(tau)
             tl = np.int64(tpt)
-            per = np.int64(FINE_UNIT) // tl
-            base = np.int64(split) * ((chunk + np.int64(FINE_UNIT - 1)) // np.int64(FINE_UNIT)) * per
+            nun, per = fine_split(chunk, tl)
+            base = np.int64(split) * nun * per
             nt = _I64_0   # the split's tiles that hold tokens
             if hi > lo:
                 nt = (hi - lo + tl - _I64_1) // tl
             vpt = tl >> np.int64(2)   # work items (four tokens) a tile
             vec = (lo & np.int64(3)) == _I64_0 and head4(x, row) == _I64_0
             tv = cuda.local.array(GWIN, np.float32)
+            v4 = cuda.local.array(4, np.float32)
             cuda.syncthreads()   # (the counts' zeros)
             w0 = _I64_0
             while w0 < nt:
@@ -2702,27 +2709,12 @@ def make(cuda, load, h):
                 while it < ni:
                     m = w0 + np.int64(stl[it // vpt])
                     j = lo + m * tl + np.int64(4) * (it % vpt)
-                    a = b = c = d = _F32_NAN
                     if vec and j + np.int64(4) <= hi:
-                        a, b, c, d = load4(x, row, j)
+                        v4[0], v4[1], v4[2], v4[3] = load4(x, row, j)
                     else:
-                        if j < hi:
-                            a = load(x, row, j)
-                        if j + _I64_1 < hi:
-                            b = load(x, row, j + _I64_1)
-                        if j + np.int64(2) < hi:
-                            c = load(x, row, j + np.int64(2))
-                        if j + np.int64(3) < hi:
-                            d = load(x, row, j + np.int64(3))
+                        load_round(x, row, j, hi, _I64_1, v4)
                     for u in range(4):
-                        v = a
-                        if u == 1:
-                            v = b
-                        elif u == 2:
-                            v = c
-                        elif u == 3:
-                            v = d
-                        put_cand(v, j + np.int64(u), is_vllm, inv_t, tf, cnt, lst)
+                        put_cand(v4[u], j + np.int64(u), is_vllm, inv_t, tf, cnt, lst)
                     it += bsw
                 cuda.syncthreads()   # (every item of the window read its tile from stl)
                 if tid == 0:

@@ -239,6 +239,17 @@ def _keys(v):
     return np.where(b >= 1 << 31, 0xFFFFFFFF - b, b + (1 << 31))
 
 
+def _assert_from_least_candidate(got, key, fin):
+    """A row's gathered composites ``got`` (every split's list): each is its token's (key,
+    -index) composite of a finite logit (``key``: the row's order keys, ``fin``: its finite
+    logits), and together they are every finite token whose key is at least the least of
+    theirs."""
+    idx = 0x7FFFFFFF - (got & 0x7FFFFFFF)
+    assert np.array_equal(got >> 31, key[idx]) and fin[idx].all()
+    want = np.flatnonzero(fin & (key >= (got >> 31).min()))
+    np.testing.assert_array_equal(np.sort(idx), want)
+
+
 @pytest.mark.parametrize("order", ["llama", "vllm"])
 def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
         backend, large_shape, rng, order, monkeypatch):
@@ -295,12 +306,7 @@ def test_the_gather_kernel_lists_every_token_from_its_least_candidate_up(
         if order == "vllm":
             with np.errstate(over="ignore"):
                 v = (v * (np.float32(1) / t)).astype(np.float32)
-        fin = np.abs(lg[r]) < np.inf
-        key = _keys(v)
-        idx = 0x7FFFFFFF - (got & 0x7FFFFFFF)
-        assert np.array_equal(got >> 31, key[idx]) and fin[idx].all()
-        want = np.flatnonzero(fin & (key >= (got >> 31).min()))
-        np.testing.assert_array_equal(np.sort(idx), want)
+        _assert_from_least_candidate(got, _keys(v), np.abs(lg[r]) < np.inf)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -356,11 +362,7 @@ def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatc
     for r in range(rows):
         got = np.concatenate([gc[r, q, 1:1 + gc[r, q, 0]] for q in range(splits)])
         assert k <= got.size <= s.plan.cap_large, (r, got.size)
-        key = _keys(w[r])
-        idx = 0x7FFFFFFF - (got & 0x7FFFFFFF)
-        assert np.array_equal(got >> 31, key[idx]) and fin[r, idx].all()
-        want = np.flatnonzero(fin[r] & (key >= (got >> 31).min()))
-        np.testing.assert_array_equal(np.sort(idx), want)
+        _assert_from_least_candidate(got, _keys(w[r]), fin[r])
 
 
 def test_large_form_beside_the_rank_pass(backend, large_shape, rng, monkeypatch):
