@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from rocsample import _validate as V
+from rocsample import sampling_router as _router
 from rocsample.kernels import sampling as K
 from rocsample.kernels import sampling_fast as KF
 from rocsample.kernels import sampling_hist as KH
@@ -190,6 +191,10 @@ class SamplingPlan:
     tile_len : int
         The large tile form's tiles: this many consecutive tokens (4, 8 or 16; phase 1's FINE
         variants, :meth:`fine_tiles` a split).
+    large, fine : bool
+        Whether the plan holds the large tile finalize's scratch (``gc``, ``gt``), and whether
+        its large form takes phase 1's FINE layout (``sampling_router.fine_rule``; ``tm`` then
+        holds that layout's tile maxima too). A plan without either never takes it.
     layout : list of (name, dtype, shape, byte offset, nbytes)
         The scratch views; ``scratch_bytes`` in all.
     """
@@ -267,9 +272,12 @@ class SamplingPlan:
         # _FINE_MIN_TILES of them, else 4
         self.tile_len = next(tl for tl in (16, 8, 4)
                              if -(-n_vocab // tl) >= _FINE_MIN_TILES or tl == 4)
+        # whether the large form's routes take phase 1's FINE layout (sampling_router's rule;
+        # its tile maxima, about n / 16 a row, are held only then)
+        self.fine = self.large and _router.fine_rule(n_rows, n_vocab, min(s, sd) * tpt)
         r = n_rows
         tiles = s * tpt
-        if self.large:   # (phase 1's FINE layout at either launch shape)
+        if self.fine:   # (phase 1's FINE layout at either launch shape)
             tiles = max(tiles, s * self.fine_tiles(self.chunk),
                         sd * self.fine_tiles(self.chunk_draw))
         # (pi: the select pass's split winners at the row-strided launches' split count too)

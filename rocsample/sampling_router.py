@@ -75,27 +75,42 @@ _LARGE_MIN_ROWS = 64
 
 
 #: The large form's FINE layout (phase 1's FINE variants: tiles of ``SamplingPlan.tile_len``
-#: consecutive tokens, ``gather(fine=True)``) from this many rows, for rows wider than
-#: ``_FINE_MIN_VOCAB``; fewer rows keep phase 1's strided tiles. H100, top_k 1000 alone,
-#: graph-timed, the forty-sixth session's call (bench/results/nvidia-h100-s46-fine-*): 256 x
-#: 151936 143.4 us with it against 201.9 for the rank route the strided tiles left it (their
-#: expected candidates overflow the list there), 256 x 262144 208.1 against 355.5; but 64 x
-#: 151936 63.7 against the strided large form's 54.2 (the forty-fifth session's run), 64 x
-#: 262144 93.1 against 88.9, and at 32000 logits the rank route's finishing form is faster
-#: (64 x 32000 25.0 against 35.9, 256 x 32000 48.5 against 59.6). ``ROCSAMPLE_TILE_FINE``
-#: (1: wherever the large form runs; 0: never; read at import, for timings and tests).
+#: consecutive tokens, ``gather(fine=True)``) for rows wider than ``_FINE_MIN_VOCAB``: from
+#: ``_FINE_MIN_ROWS`` rows, and at fewer where phase 1's strided tiles are not expected to hold
+#: the form's largest top_k (:func:`fine_rule`); else phase 1's strided tiles. H100, top_k 1000
+#: alone, graph-timed, the bench's inputs (bench/results/nvidia-h100-s47-fine-ab.txt, one
+#: machine): 128 x 151936 93.0 us with it against 98.2 strided; 256 x 151936 144.1 against the
+#: rank route's 202.5 (the strided tiles' expected candidates overflow the list there); but 64 x
+#: 151936 63.8 against 53.7 strided and 64 x 262144 93.3 against 89.7. At 32000 logits the rank
+#: route's finishing form is faster (forty-sixth session: 64 x 32000 25.0 against 35.9, 256 x
+#: 32000 48.5 against 59.6); so is it at 8 x 151936 (30.8 against 39.2). One unit a round
+#: (``ROCSAMPLE_FINE_UNITS=1``) was no faster at any of these shapes (0.4-7% slower).
+#: ``ROCSAMPLE_TILE_FINE`` (1: wherever the large form runs; 0: never; read at import, for
+#: timings and tests; a plan reads it when made).
 TILE_FINE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_FINE", ""))
-_FINE_MIN_ROWS = 256
+_FINE_MIN_ROWS = 128
 _FINE_MIN_VOCAB = 32768
 
 
-def fine_layout(plan) -> bool:
-    """Whether the large form's routes of this plan take phase 1's FINE layout
-    (:data:`TILE_FINE`, else :data:`_FINE_MIN_ROWS` rows or more of more than
-    :data:`_FINE_MIN_VOCAB` logits)."""
+def fine_rule(n_rows: int, n_vocab: int, tiles: int) -> bool:
+    """Whether a plan of this shape whose phase 1 writes ``tiles`` strided tile maxima a row (at
+    the fewer of its two split counts) gives the large form the FINE layout
+    (:data:`TILE_FINE`, else rows wider than :data:`_FINE_MIN_VOCAB` logits, from
+    :data:`_FINE_MIN_ROWS` rows or where the strided tiles would not hold ``KF.KCAP_L``'s
+    expected candidates: :func:`tile_large_fits`). Before the rule's second half, 129-255 rows of
+    151936 logits (5 splits on 132 SMs: 1280 strided tiles) took neither layout and top_k 1000
+    fell to the rank route."""
     if TILE_FINE is not None:
         return TILE_FINE
-    return plan.n_rows >= _FINE_MIN_ROWS and plan.n_vocab > _FINE_MIN_VOCAB
+    return n_vocab > _FINE_MIN_VOCAB and (n_rows >= _FINE_MIN_ROWS
+                                          or not tile_large_fits(tiles, KF.KCAP_L))
+
+
+def fine_layout(plan) -> bool:
+    """Whether the large form's routes of this plan take phase 1's FINE layout: the plan's
+    ``fine``, which :func:`fine_rule` set when it was made (the plan holds its tile-maxima room
+    for that layout only)."""
+    return plan.fine
 
 
 def large_room(n_rows: int) -> bool:

@@ -249,7 +249,7 @@ def test_the_large_form_gathers_by_a_launch_of_its_own_before_it():
     assert got[1][3][-1] == "gt" and got[2][3][-2:] == ("gt", "gc") and got[3][3][-1] == "gc"
     assert got[1][3][1] == got[3][3][2] == plan.splits and got[1][3][2] == plan.tpt
     assert got[2][3][2] == plan.chunk and got[2][3][3] == plan.tpt
-    # 256 rows: phase 1's FINE layout (tiles of tile_len consecutive tokens, fine_tiles(chunk)
+    # 256 rows (from 128): phase 1's FINE layout (tiles of tile_len consecutive tokens, fine_tiles(chunk)
     # a split), the gather's FINE form ("G" of gather(True): "GF")
     big = _plan(256, 151936)
     bh = R.Host(np.full(256, 0.8, np.float32), np.full(256, 1000, np.int64),
@@ -459,7 +459,7 @@ def _host(rows, k, dev=False):
 
 @pytest.mark.parametrize("rows, vocab, k, large", [
     (64, 151936, 1000, True), (64, 262144, 1000, True), (128, 151936, 1000, True),
-    (256, 151936, 1000, True), (64, 32000, 1000, False), (256, 32000, 1000, False),
+    (192, 151936, 1000, True), (256, 151936, 1000, True), (64, 32000, 1000, False), (256, 32000, 1000, False),
     (63, 151936, 1000, False), (256, 262144, 1000, True),
     (1, 151936, 1000, False), (8, 151936, 1000, False), (1, 32000, 1000, False),
     (64, 151936, 50, False), (64, 151936, 256, False), (64, 151936, 300, True),
@@ -467,7 +467,7 @@ def _host(rows, k, dev=False):
 ])
 def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, vocab, k, large):
     # the large form (top_k up to KCAP_L) for batches of 64 rows or more where the plan's tile
-    # maxima (strided; from 256 rows wider than 32768 logits its FINE layout: 9496 tiles of 16
+    # maxima (strided; from 128 rows wider than 32768 logits its FINE layout: 9496 tiles of 16
     # at 151936) make the expected candidates fit its list; else top_k past KCAP (a top-k-only
     # row) takes the nucleus pass's rank form: its finishing form at 32000 logits, the plain
     # one and the histogram path (row-strided) wider
@@ -475,7 +475,7 @@ def test_the_tile_finalize_takes_its_large_form_where_the_candidates_fit(rows, v
     from rocsample.kernels import sampling_fast as KF
 
     r = R.route(_plan(rows, vocab), _host(rows, k))
-    assert r.large == large and r.fine == (large and rows >= 256)
+    assert r.large == large and r.fine == (large and rows >= 128)
     assert r.tile == (large or k <= KF.KCAP) and r.rank == (not r.tile)
     assert r.hist == (not r.tile and vocab > R.NUC_FINISH_VOCAB) == r.strided
     assert r.kcap == (KF.KCAP_L if large else KF.KCAP)

@@ -69,7 +69,7 @@ leaves the row's state. Every path gives the reference's tokens.
    count, then the composites, per split; the row's tau and B found once, as (a) does, by
    ``tau()``, a launch of a block a row before it), so the row's tiles are read by all its
    splits' blocks at once, not by the finalize's one block; the finalize copies the lists into
-   its candidate list. From 256 rows (``sampling_router.fine_layout``) its tiles are phase 1's
+   its candidate list. From 128 rows (``sampling_router.fine_rule``) its tiles are phase 1's
    FINE ones (contiguous, 4-16 tokens) and ``gather(True)`` lists a window's selected tiles in
    shared memory, then loads their tokens four at a time.
 
