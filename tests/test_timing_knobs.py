@@ -103,17 +103,3 @@ def test_the_setting_overrides_the_default_on_numba_cuda(monkeypatch):
     monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", "8")
     cuda = _compiler("numba.cuda.decorators")
     assert [sampling_hist._nuc_unroll(f, cuda) for f in sampling_hist._NUC_FORMS] == [8] * 5
-
-
-@pytest.mark.parametrize("value,ok", [("", "2"), ("1", "1"), ("2", "2"), ("3", None), ("0", None)])
-def test_the_fine_layouts_units_a_round_come_from_the_setting(value, ok):
-    # ROCSAMPLE_FINE_UNITS (tools/gpu A/B runs): phase 1's FINE variants' units of 16 tokens a
-    # round without logprobs, 1 or 2, refused at import otherwise
-    r = _import_with(value, "ROCSAMPLE_FINE_UNITS",
-                     "import rocsample.kernels.sampling_fast as f; print(f.FINE_UNITS)")
-    if ok is None:
-        assert r.returncode != 0
-        assert f"ROCSAMPLE_FINE_UNITS: expected 1 or 2, got {value}" in r.stderr
-    else:
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.strip() == ok

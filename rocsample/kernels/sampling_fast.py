@@ -125,11 +125,11 @@ FINE_UNIT = 16
 #: shared memory, then their tokens loaded four at a time by the whole block).
 GWIN = 4
 #: Units of FINE_UNIT tokens a thread of phase 1's FINE variants loads a round without
-#: logprobs (with them: one). ``ROCSAMPLE_FINE_UNITS`` (1 or 2; timings): two hold 62
-#: registers on sm_90 (4 blocks of 256 threads an SM), one about 40 (tools/sass_stats.py).
-FINE_UNITS = int(os.environ.get("ROCSAMPLE_FINE_UNITS") or 2)
-if FINE_UNITS not in (1, 2):
-    raise ValueError(f"ROCSAMPLE_FINE_UNITS: expected 1 or 2, got {FINE_UNITS}")
+#: logprobs (with them: one). Two hold 62 registers on sm_90 (4 blocks of 256 threads an SM),
+#: one 34 (tools/sass_stats.py), yet one was no faster at any shape of the forty-seventh
+#: session's H100 A/B (top_k 1000 alone, 8-256 rows: 0.4-7% slower; bench/results/
+#: nvidia-h100-s47-fine-ab.txt), so its setting is gone.
+FINE_UNITS = 2
 #: (the sizes of their arrays: numba takes a constant, not an expression of constants)
 FINE_VALS = 2 * FINE_UNIT
 #: Fewest tokens per tile: above 4 * KCAP tiles per row, the plan halves the tiles per split

@@ -8,6 +8,8 @@
 # less left). Default variants: the router's choice; the FINE large form forced at every row
 # count at one unit a round (ROCSAMPLE_FINE_UNITS=1) and at two; the rank route (no large
 # form). Output: $OUT/gate.log, check-report-h200.json, ab.txt, racecheck.log, san-summary.txt
+# (Ran once, the forty-seventh session's first call; ROCSAMPLE_FINE_UNITS is gone since, so its
+# second variant is now the third's twin.)
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
