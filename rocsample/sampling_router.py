@@ -83,8 +83,8 @@ _LARGE_MIN_ROWS = 64
 #: rank route's 202.5 (the strided tiles' expected candidates overflow the list there); but 64 x
 #: 151936 63.8 against 53.7 strided and 64 x 262144 93.3 against 89.7. At 32000 logits the rank
 #: route's finishing form is faster (forty-sixth session: 64 x 32000 25.0 against 35.9, 256 x
-#: 32000 48.5 against 59.6); so is it at 8 x 151936 (30.8 against 39.2). One unit a round
-#: (``ROCSAMPLE_FINE_UNITS=1``) was no faster at any of these shapes (0.4-7% slower).
+#: 32000 48.5 against 59.6); so is it at 8 x 151936 (30.8 against 39.2). (Phase 1's FINE
+#: variants at one unit a round, ``KF.FINE_UNITS``, were no faster at any of these shapes.)
 #: ``ROCSAMPLE_TILE_FINE`` (1: wherever the large form runs; 0: never; read at import, for
 #: timings and tests; a plan reads it when made).
 TILE_FINE = {"1": True, "0": False}.get(os.environ.get("ROCSAMPLE_TILE_FINE", ""))
