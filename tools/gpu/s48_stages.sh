@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Per-kernel device time (ncu, clocks left alone) of top_k 1000 alone's large-form launches,
+# the strided layout against the FINE one (written in the forty-seventh session, not yet run;
+# carry .whl; about 3 min): where the FINE layout loses at 64 rows (63.8 against 53.7 us at 64 x
+# 151936 on an H100) and wins at 128 (93.0 against 98.2): phase 1, tau(), gather() or the
+# finalize. SH: the shapes (default 64x151936,128x151936), the bench's inputs. Output:
+# $OUT/ncu-strided.csv, ncu-fine.csv and stages.txt (kernel, grid, block, us, a line each).
+set -u
+source tools/gpu/env.sh
+T0=$SECONDS
+SH=${SH:-64x151936,128x151936}
+for v in strided fine; do
+  f=0; [ "$v" = fine ] && f=1
+  export ROCSAMPLE_TILE_LARGE=1 ROCSAMPLE_TILE_FINE=$f NUMBA_CACHE_DIR=/tmp/nc-$v
+  timeout 200 python3 tools/gpu/kprofile.py --topk1000 --bench-inputs --shapes "$SH" \
+    > /dev/null 2>&1   # JIT warm-up into the disk cache
+  timeout 240 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+    python3 tools/gpu/kprofile.py --topk1000 --bench-inputs --shapes "$SH" 2>/dev/null \
+    > "$OUT/ncu-$v.csv"
+  echo "== $v rc=$? at $((SECONDS - T0)) s" | tee -a "$OUT/stages.txt"
+  python3 - "$OUT/ncu-$v.csv" <<'PY' | tee -a "$OUT/stages.txt"
+import csv, sys
+rows = [l for l in open(sys.argv[1]) if l.startswith('"') or l.startswith("MARK")]
+head = None
+for line in rows:
+    if line.startswith("MARK"):
+        print(line.strip())
+        continue
+    x = next(csv.reader([line]))
+    if head is None:
+        head = x
+        continue
+    k, g, b, val = (head.index(n) for n in ("Kernel Name", "Grid Size", "Block Size",
+                                             "Metric Value"))
+    print(x[0], x[k][:60], x[g], x[b], x[val])
+PY
+done
+echo "== done at $((SECONDS - T0)) s"
