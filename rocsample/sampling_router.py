@@ -106,13 +106,6 @@ def fine_rule(n_rows: int, n_vocab: int, tiles: int) -> bool:
                                           or not tile_large_fits(tiles, KF.KCAP_L))
 
 
-def fine_layout(plan) -> bool:
-    """Whether the large form's routes of this plan take phase 1's FINE layout: the plan's
-    ``fine``, which :func:`fine_rule` set when it was made (the plan holds its tile-maxima room
-    for that layout only)."""
-    return plan.fine
-
-
 def large_room(n_rows: int) -> bool:
     """Whether a plan of ``n_rows`` rows needs the large tile finalize's scratch (``gc``,
     ``gt``): where :data:`TILE_LARGE` (read when the plan is made) lets the router take that
@@ -280,7 +273,7 @@ class Route:
     # gather kernel launched before it
     large: bool = False
     # (large) phase 1's FINE variant and the gather's FINE form (tiles of plan.tile_len
-    # consecutive tokens: fine_layout)
+    # consecutive tokens: the plan's ``fine``, which fine_rule set when it was made)
     fine: bool = False
     nuc: bool = False  # phase 1's TOP2 variant and the nucleus pass (top-p-only rows)
     # the histogram and select passes row-strided at the plan's splits_fin x rows_fin (routes
@@ -317,7 +310,7 @@ def route(plan, host: Host, order: str = "llama") -> Route:
     vllm = order == "vllm"
     kcap, large = tile_limit(plan, host)
     m = modes(plan, host, kcap)
-    fine = large and fine_layout(plan)
+    fine = large and plan.fine
     if m is None:
         return Route(True, True, True, True, kcap, vllm, dev=True, large=large, fine=fine)
     select = bool((m == KF.MODE_HIST).any())
@@ -388,14 +381,14 @@ def tile_limit(plan, host: Host) -> tuple[int, bool]:
     if plan.n_rows < _LARGE_MIN_ROWS:
         return small, False
     # the tile maxima of the route's phase 1 (strided, or its FINE layout of plan.tile_len
-    # tokens a tile: fine_layout): the drawing variant's splits where a row is
+    # tokens a tile: plan.fine): the drawing variant's splits where a row is
     # temperature-only (the route launches that variant then)
     race = True
     if host.top_p is not None and host.min_p is not None:
         race = bool(((t > 0) & ~((k > 0) & (k < plan.n_vocab)) & ~(host.top_p < 1)
                      & ~(host.min_p > 0)).any()) or (nucleus_on(plan)
                                                       and bool(nuc_rows(plan, host).any()))
-    if fine_layout(plan):
+    if plan.fine:
         tiles = (plan.splits_draw * plan.fine_tiles(plan.chunk_draw) if race
                  else plan.splits * plan.fine_tiles(plan.chunk))
     else:

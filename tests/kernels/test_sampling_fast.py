@@ -340,7 +340,7 @@ def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatc
         x, kw = (f.view(np.uint32) >> 16).astype(np.uint16), {"dtype": "bfloat16"}
     w = R.widen(x, kw.get("dtype")).astype(np.float32)
     s = rs.Sampler(rows, vocab, kw.get("dtype", x.dtype.name), _block=block, _splits=splits)
-    assert s.plan.tile_len == tile_len and s.plan.large and router.fine_layout(s.plan)
+    assert s.plan.tile_len == tile_len and s.plan.large and s.plan.fine
     params = dict(temperature=np.float32(0.9), top_k=k)
     seed = rng.integers(0, 2**63, rows)
     tok, lp = s(x, seed=seed, position=3, check=False, return_logprobs=True, **params,

@@ -57,11 +57,14 @@ def test_a_plan_without_the_fine_layout_holds_no_room_for_it(monkeypatch):
     monkeypatch.setattr(R, "TILE_LARGE", None)
     monkeypatch.setattr(R, "TILE_FINE", None)
     plan = _plan(64, 151936, 132)
-    assert plan.large and not plan.fine and not R.fine_layout(plan)
+    assert plan.large and not plan.fine
     tm = next(shape for name, _dt, shape, *_ in plan.layout if name == "tm")
     assert tm == (64, plan.splits * plan.tpt) == (64, 2560)
     # ROCSAMPLE_TILE_FINE=1 (read when the plan is made) gives it the room and the layout
     monkeypatch.setattr(R, "TILE_FINE", True)
     forced = _plan(64, 151936, 132)
-    assert forced.fine and R.fine_layout(forced)
+    assert forced.fine
+    host = R.Host(np.full(64, 1.0, np.float32), np.full(64, 1000), np.ones(64, np.float32),
+                  np.zeros(64, np.float32))
+    assert R.route(forced, host).fine and not R.route(plan, host).fine
     assert forced.scratch_bytes > plan.scratch_bytes
