@@ -2604,6 +2604,14 @@ def make(cuda, load, h):
         if tid == 0:
             gc[row, split, 0] = c
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def gather_row(gt, temp, vllm, row):
+        # A gather block's row from ``tau()``'s gt[row] (a row with a bin, gt[row, 1] >= 0):
+        # its key maximum, whether its filter values are logits / T (vLLM's order), 1 / T and
+        # tau's float (put_cand's compare)
+        t = temp[row]
+        return gt[row, 0], vllm != 0, _F32_1 / t, tau_float(gt[row, 2])
+
     def _gather():
         @cuda.jit(cache=JIT_CACHE)
         def kern(x, n, chunk, tpt, temp, vllm, tm, gt, gc):
@@ -2620,17 +2628,12 @@ def make(cuda, load, h):
             bsel = gt[row, 1]
             if bsel < _I64_0:
                 return   # (block-uniform, before any barrier)
-            kmax = gt[row, 0]
-            tau = gt[row, 2]
-            t = temp[row]
+            kmax, is_vllm, inv_t, tf = gather_row(gt, temp, vllm, row)
             cnt = cuda.shared.array(1, np.int32)
             lst = cuda.shared.array(CAND_MAX_L, np.int64)
             bsw = np.int64(bs)
             if tid == 0:
                 cnt[0] = np.int32(0)
-            is_vllm = vllm != 0
-            inv_t = _F32_1 / t
-            tf = tau_float(tau)
             cuda.syncthreads()   # (the count's zero)
             tile = np.int64(split) * np.int64(tpt) + (np.int64(tid) & (np.int64(tpt) - _I64_1))
             if tile_sel(tm, row, tile, kmax, inv_t, is_vllm, bsel):
@@ -2666,9 +2669,7 @@ def make(cuda, load, h):
             bsel = gt[row, 1]
             if bsel < _I64_0:
                 return   # (block-uniform, before any barrier)
-            kmax = gt[row, 0]
-            tau = gt[row, 2]
-            t = temp[row]
+            kmax, is_vllm, inv_t, tf = gather_row(gt, temp, vllm, row)
             cnt = cuda.shared.array(1, np.int32)
             nsel = cuda.shared.array(1, np.int32)
             lst = cuda.shared.array(CAND_MAX_L, np.int64)
@@ -2677,9 +2678,6 @@ def make(cuda, load, h):
             if tid == 0:
                 cnt[0] = np.int32(0)
                 nsel[0] = np.int32(0)
-            is_vllm = vllm != 0
-            inv_t = _F32_1 / t
-            tf = tau_float(tau)
             tl = np.int64(tpt)
             nun, per = fine_split(chunk, tl)
             base = np.int64(split) * nun * per
