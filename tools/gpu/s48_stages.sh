@@ -5,18 +5,26 @@
 # 151936 on an H100) and wins at 128 (93.0 against 98.2): phase 1, tau(), gather() or the
 # finalize. SH: the shapes (default 64x151936,128x151936), the bench's inputs. Output:
 # $OUT/ncu-strided.csv, ncu-fine.csv and stages.txt (kernel, grid, block, us, a line each).
+# Then (variant rank8) the router's own choice at SH8 (default 8x151936: the rank route) for
+# top_k 1000 beside the chain, where top_k 1000 is 1.66x the chain: ncu-rank8.csv. Each mode
+# runs three calls (two warm-ups, one marked), so each kernel is listed three times.
 set -u
 source tools/gpu/env.sh
 T0=$SECONDS
 SH=${SH:-64x151936,128x151936}
-for v in strided fine; do
+for v in strided fine rank8; do
   f=0; [ "$v" = fine ] && f=1
-  export ROCSAMPLE_TILE_LARGE=1 ROCSAMPLE_TILE_FINE=$f NUMBA_CACHE_DIR=/tmp/nc-$v
-  timeout 200 python3 tools/gpu/kprofile.py --topk1000 --bench-inputs --shapes "$SH" \
-    > /dev/null 2>&1   # JIT warm-up into the disk cache
+  A=(--topk1000 --bench-inputs --shapes "$SH")
+  if [ "$v" = rank8 ]; then
+    unset ROCSAMPLE_TILE_LARGE ROCSAMPLE_TILE_FINE
+    export NUMBA_CACHE_DIR=/tmp/nc-$v
+    A=(--topk1000 --chain --bench-inputs --shapes "${SH8:-8x151936}")
+  else
+    export ROCSAMPLE_TILE_LARGE=1 ROCSAMPLE_TILE_FINE=$f NUMBA_CACHE_DIR=/tmp/nc-$v
+  fi
+  timeout 200 python3 tools/gpu/kprofile.py "${A[@]}" > /dev/null 2>&1   # JIT warm-up, disk cache
   timeout 240 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
-    python3 tools/gpu/kprofile.py --topk1000 --bench-inputs --shapes "$SH" 2>/dev/null \
-    > "$OUT/ncu-$v.csv"
+    python3 tools/gpu/kprofile.py "${A[@]}" 2>/dev/null > "$OUT/ncu-$v.csv"
   echo "== $v rc=$? at $((SECONDS - T0)) s" | tee -a "$OUT/stages.txt"
   python3 - "$OUT/ncu-$v.csv" <<'PY' | tee -a "$OUT/stages.txt"
 import csv, sys
