@@ -99,7 +99,9 @@ def fine_rule(n_rows: int, n_vocab: int, tiles: int) -> bool:
     :data:`_FINE_MIN_ROWS` rows or where the strided tiles would not hold ``KF.KCAP_L``'s
     expected candidates: :func:`tile_large_fits`). Before the rule's second half, 129-255 rows of
     151936 logits (5 splits on 132 SMs: 1280 strided tiles) took neither layout and top_k 1000
-    fell to the rank route."""
+    fell to the rank route; with it, on an H100 (forty-eighth session, bench/results/
+    nvidia-h100-s48-route-ab.txt): 192 x 151936 121.0 us against the rank route's 144.6, 192 x
+    262144 194.4 against 276.5, 128 x 151936 91.8 against 140.5."""
     if TILE_FINE is not None:
         return TILE_FINE
     return n_vocab > _FINE_MIN_VOCAB and (n_rows >= _FINE_MIN_ROWS
