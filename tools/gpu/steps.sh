@@ -78,11 +78,12 @@ san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, o
 
 race_fine() {  # STOP: compute-sanitizer racecheck over the large form's tests (both layouts;
   # the FINE layout's own) at the simulator's shapes (ROCSAMPLE_FUZZ=sanitize), stopping by
-  # STOP seconds from T0; none with 60 s or less left -> racecheck.log, san-summary.txt
+  # STOP seconds from T0; none with 60 s or less left (RACE_K: another -k) -> racecheck.log,
+  # san-summary.txt
   local left=$(($1 - (SECONDS - T0)))
   [ "$left" -gt 60 ] || return 0
   FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
-  PA=("${BH[@]}" -k "large or gather or outlier or selection or fine_tiles or rank_pass")
+  PA=("${BH[@]}" -k "${RACE_K:-large or gather or outlier or selection or fine_tiles or rank_pass}")
   (export ROCSAMPLE_FUZZ=sanitize; LIMIT=$left san_tool racecheck) | tee -a "$OUT/san-summary.txt"
 }
 
