@@ -1,11 +1,13 @@
 """Device gate: ``python -m rocsample.check --backend hip`` (or ``cuda``).
 
 Prints the device (name, wavefront size, compute units, copy bandwidth measured on it), runs the
-device test suite including tests/regress, runs a short benchmark of greedy, full-chain sampling
-and set_rows against that device's measured floor, writes a JSON report, and ends with one
-PASS/FAIL line. It exits non-zero on any failure, on any skipped device test (only multi-GPU
-tests on a one-GPU machine and tests that are CPU walkthroughs by design may skip), or when the
-backend is unavailable: a CPU-only skip never counts as passing.
+device test suite including tests/regress, prints the suite's counts and writes the JSON report
+with the verdict INCOMPLETE, runs a short benchmark of greedy, full-chain sampling and set_rows
+against that device's measured floor, writes the report again, and ends with one PASS/FAIL line
+(a run cut in the benchmark leaves the INCOMPLETE report: not a pass). It exits non-zero on any
+failure, on any skipped device test (only multi-GPU tests on a one-GPU machine and tests that are
+CPU walkthroughs by design may skip), or when the backend is unavailable: a CPU-only skip never
+counts as passing.
 """
 
 from __future__ import annotations
@@ -86,6 +88,37 @@ def _run_tests(backend: str, junit: Path, extra: list[str], jobs: int = 1) -> di
     return res
 
 
+def _suite_reasons(tests: dict, bad_skips: list) -> list[str]:
+    """Why the suite's result fails the gate (empty: it passes): pytest's exit, skips of device
+    tests, no test run."""
+    why = []
+    code = tests["exit_code"]
+    if code < 0:  # killed by a signal: say so, and whether the tests themselves had passed
+        ran_ok = tests.get("tests") and not (tests.get("failures") or tests.get("errors"))
+        why.append(f"pytest died with signal {-code}" + (" after every test passed" if ran_ok else ""))
+    elif code != 0:
+        why.append(f"pytest exited {code}")
+    if bad_skips:
+        why.append(f"{len(bad_skips)} device test(s) skipped")
+    if not tests.get("tests"):
+        why.append("no test ran")
+    return why
+
+
+def _suite_line(tests: dict, bad_skips: list) -> str:
+    """One line of the suite's counts, printed before the closing benchmark."""
+    n = {k: tests.get(k, "?") for k in ("tests", "failures", "errors", "skipped")}
+    return (f"suite: {n['tests']} tests, {n['failures']} failures, {n['errors']} errors, "
+            f"{n['skipped']} skipped ({len(bad_skips)} not allowed), pytest exit "
+            f"{tests['exit_code']}, {tests.get('seconds', '?')} s")
+
+
+def _write(path, report: dict, verdict: str, why: list) -> None:
+    report["verdict"] = verdict
+    report["reasons"] = list(why)
+    Path(path).write_text(json.dumps(report, indent=2))
+
+
 def _allowed_skip(msg: str) -> bool:
     # Skips that say nothing about this device's health: multi-GPU tests on a one-GPU machine
     # (reported, they cannot run) and tests that are CPU walkthroughs by design ("cpu-only:").
@@ -153,16 +186,11 @@ def main(argv=None) -> int:
         report["tests"] = tests
         bad_skips = [s for s in tests.get("skipped_tests", []) if not _allowed_skip(s)]
         report["disallowed_skips"] = bad_skips
-        code = tests["exit_code"]
-        if code < 0:  # killed by a signal: say so, and whether the tests themselves had passed
-            ran_ok = tests.get("tests") and not (tests.get("failures") or tests.get("errors"))
-            why.append(f"pytest died with signal {-code}" + (" after every test passed" if ran_ok else ""))
-        elif code != 0:
-            why.append(f"pytest exited {code}")
-        if bad_skips:
-            why.append(f"{len(bad_skips)} device test(s) skipped")
-        if not tests.get("tests"):
-            why.append("no test ran")
+        why += _suite_reasons(tests, bad_skips)
+        # the suite's verdict before the closing benchmark: a run cut there (a caller's time
+        # limit) leaves this report, INCOMPLETE, and the line below in its log
+        print(_suite_line(tests, bad_skips), flush=True)
+        _write(args.report, report, "INCOMPLETE", why + ["the closing benchmark did not finish"])
         try:
             report["benchmark"] = _bench(be, bw)
             for k, v in report["benchmark"].items():
@@ -172,9 +200,7 @@ def main(argv=None) -> int:
             why.append("benchmark failed")
         if not why:
             verdict = "PASS"
-    report["verdict"] = verdict
-    report["reasons"] = why
-    Path(args.report).write_text(json.dumps(report, indent=2))
+    _write(args.report, report, verdict, why)
     print(f"{verdict}: rocsample on {args.backend}" + (f" ({'; '.join(why)})" if why else "")
           + f" — report {args.report}")
     return 0 if verdict == "PASS" else 1
