@@ -2,12 +2,12 @@
 # The next session's first call (written in the forty-eighth session, not yet run; carry .whl;
 # <= 595 s): the device gate on this tree alone (python -m rocsample.check --backend cuda under
 # GLIM, default 420 s), then s48_stages.sh (its warm-ups and ncu runs, none started after STOP,
-# default 585 s from this script's start). The gate runs with nothing beside it: processes that
-# compile and run kernels beside it share the GPU with its 8 workers and slow every test (the
-# forty-second session: 320 s alone, 405 s beside two kprofile builds; this session's first call:
-# 2837 s of tests and a 392 s suite beside two variants' JIT against 1434 s of tests in the
-# forty-sixth session's gate). The gate now writes its report, verdict INCOMPLETE, before its
-# closing benchmark, so a cut there still says whether the suite passed.
+# default 585 s from this script's start). The gate runs with nothing beside it: in the
+# forty-second session it took 320 s alone and 405 s beside two kprofile builds. (Its time also
+# varies from machine to machine: 1434 s of tests in the forty-sixth session's gate, 2338 s in
+# the forty-seventh's, both alone; 2837 s in this session's first call, beside two variants'
+# JIT, a 392 s suite.) The gate now writes its report, verdict INCOMPLETE, before its closing
+# benchmark, so a cut there still says whether the suite passed.
 # Output: $OUT/gate.log, check-report-h200.json (+ .junit.xml), stages.txt, ncu-*.csv
 set -u
 source tools/gpu/env.sh
