@@ -209,7 +209,8 @@ GW = 16
 NGRP = NBIN // GW
 #: Loads in flight per thread in the candidate gather.
 GU = 8
-#: Tile maxima each finalize thread loads before the split reduction.
+#: Tile maxima each finalize thread loads before the split reduction; tau()'s thread loads them
+#: this many a round.
 TPRE = 8
 #: Qualifying tiles the candidate gather takes (more: the overflow path).
 TLMAX = 1024
@@ -2509,6 +2510,17 @@ def make(cuda, load, h):
             kern = finals[key] = _finalize(key)
         return kern
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def tile_round(tm, row, j0, G, bsw, tv):
+        # tau()'s round of tile maxima from slot j0: tv[u] = tm[row, j0 + u * bsw] (NaN at
+        # slots from G)
+        for u in range(TPRE):
+            j = j0 + np.int64(u) * bsw
+            v = _F32_NAN
+            if j < G:
+                v = tm[row, j]
+            tv[u] = v
+
     def _tau():
         @cuda.jit(cache=JIT_CACHE)
         def kern(n, nsplit, tpt, kcap, temp, topk, topp, minp, vllm, pf, pi, tm, gt):
@@ -2542,6 +2554,15 @@ def make(cuda, load, h):
             while b_ < NBIN:
                 hist[b_] = np.int32(0)
                 b_ += bs
+            # The tile maxima TPRE a thread a round, all loads of a round before its counts
+            # (one round-trip of latency a round, where a load then its count each iteration
+            # paid one a tile: 19 a thread over the FINE layout's 9500 a row of 151936, whose
+            # 64-row launch has a block an SM); the first round before the split reduction, to
+            # overlap it.
+            G = np.int64(nsplit) * np.int64(tpt)
+            tv = cuda.local.array(TPRE, np.float32)
+            j0 = np.int64(tid)
+            tile_round(tm, row, j0, G, bsw, tv)
             cv, _cg, _lm, _ls = split_fold(pf, pi, row, n, nsplit, 0, 0, tid, bs)
             cv = fold_max(cv, tid, bs, sm_c, f1c, sm_r)   # (its barriers publish the zeros)
             if cv < _I64_0:
@@ -2551,14 +2572,14 @@ def make(cuda, load, h):
             is_vllm = vllm != 0
             inv_t = _F32_1 / t
             kmax = filter_key(key_value(cv >> _S31), inv_t, is_vllm)
-            G = np.int64(nsplit) * np.int64(tpt)
-            j = np.int64(tid)
-            while j < G:
-                v = tm[row, j]
-                if is_finite(v):
-                    atomic_add(hist, dist_bin(kmax - filter_key(v, inv_t, is_vllm)),
-                               np.int32(1))
-                j += bsw
+            while j0 < G:
+                for u in range(TPRE):
+                    v = tv[u]
+                    if is_finite(v):   # (NaN past G)
+                        atomic_add(hist, dist_bin(kmax - filter_key(v, inv_t, is_vllm)),
+                                   np.int32(1))
+                j0 += bsw * np.int64(TPRE)
+                tile_round(tm, row, j0, G, bsw, tv)
             cuda.syncthreads()
             bin_select(hist, grp, sm_r, np.int64(k), tid, bs)
             if tid == 0:

@@ -365,6 +365,57 @@ def test_fine_tiles_at_every_alignment(backend, rng, tile_len, dtype, monkeypatc
         _assert_from_least_candidate(got, _keys(w[r]), fin[r])
 
 
+def _tau_row(tm_row, kmax, k):
+    """tau()'s (kmax, B, tau) for one row of tile maxima, a llama row (filter key = order key):
+    the histogram of their key distances to kmax, the first bin B where the count from the
+    maximum reaches k (NBIN - 1 where it never does), tau = kmax - the bin's distance limit, at
+    least 0."""
+    v = tm_row[np.isfinite(tm_row)]
+    hist = np.bincount([KF._dist_bin(np.int64(d)) for d in kmax - _keys(v)], minlength=KF.NBIN)
+    c = np.cumsum(hist)
+    b = int(np.argmax(c >= k)) if c[-1] >= k else KF.NBIN - 1
+    return kmax, b, max(kmax - int(KF._bin_dlim(np.int64(b))), 0)
+
+
+@pytest.mark.parametrize("k", [40, 400])
+def test_tau_counts_every_tile_maximum_round_by_round(backend, rng, k, monkeypatch):
+    # tau() loads the tile maxima TPRE a thread a round: a block of one wavefront (32 or 64
+    # threads), rows of 2100 logits a 32 threads in 3 splits, tiles of 4 tokens (525 slots a
+    # row a 32 threads: ceil(700 / 16) units of 4 tiles a split, past TPRE * 2 * 32 = 512, so
+    # two full rounds and a partial third). Row 0 plain; row 1 -inf but for its last quarter
+    # (about 130 finite tiles) with a NaN tile there; row 2 tied in steps of 1/4. Its (kmax, B,
+    # tau) in gt equal the histogram's on the host from the same tile maxima, for a k the
+    # finite tiles reach (40) and one past row 1's (400: B = NBIN - 1 there), and the tokens
+    # are the reference's.
+    if not backend.is_device:
+        pytest.skip("the tile finalize is a device launch plan (cpu runs the reference)")
+    block = backend.warp_size()
+    rows, vocab, splits, tile_len = 3, 2100 * (block // 32), 3, 4
+    monkeypatch.setattr(router, "TILE_LARGE", True)
+    monkeypatch.setattr(router, "TILE_FINE", True)
+    monkeypatch.setattr(rs, "_PLANS", {})
+    monkeypatch.setattr(plan_mod, "_FINE_MIN_TILES", -(-vocab // tile_len))
+    f = (rng.normal(size=(rows, vocab)) * 2).astype(np.float32)
+    f[1, :3 * vocab // 4] = -np.inf
+    f[1, vocab - 40:vocab - 36] = np.nan
+    f[2] = np.round(f[2] * 4) / 4
+    s = rs.Sampler(rows, vocab, "float32", _block=block, _splits=splits)
+    assert s.plan.tile_len == tile_len and s.plan.fine
+    G = splits * s.plan.fine_tiles(s.plan.chunk)
+    assert G > KF.TPRE * block * 2, G
+    params = dict(temperature=np.float32(0.9), top_k=k)
+    seed = rng.integers(0, 2**63, rows)
+    tok, lp = s(f, seed=seed, position=5, check=False, return_logprobs=True, **params)[:2]
+    compare(backend, f, tok, lp, seed=seed, position=5, **params)
+    tm = host(backend, scratch_view(backend, s, "tm"))
+    gt = host(backend, scratch_view(backend, s, "gt"))
+    fin = np.isfinite(f)
+    for r in range(rows):
+        kmax = int(_keys(f[r][fin[r]].max(keepdims=True))[0])
+        assert tuple(int(x) for x in gt[r]) == _tau_row(tm[r, :G], kmax, k), r
+    assert (gt[1, 1] == KF.NBIN - 1) == (k == 400)
+
+
 def test_large_form_beside_the_rank_pass(backend, large_shape, rng, monkeypatch):
     # A large-form row (top_k past KCAP) and a top-k-only row past KCAP_L (the rank pass's: phase
     # 1 draws it, in the same FINE launch, and writes no tiles for it) in one call: the pass's
