@@ -1945,6 +1945,18 @@ def make(cuda, load, h):
             q += 4
         return c_
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def tile_round(tm, row, j0, G, bsw, tv):
+        # A thread's round of tile maxima from slot j0 (the small finalize's first, before its
+        # split reduction; each of tau()'s): tv[u] = tm[row, j0 + u * bsw] (NaN at
+        # slots from G)
+        for u in range(TPRE):
+            j = j0 + np.int64(u) * bsw
+            v = _F32_NAN
+            if j < G:
+                v = tm[row, j]
+            tv[u] = v
+
     def _finalize(LARGE):
       # LARGE: rows with top_k up to KCAP_L (every tile row of its launch), in the same
       # shared memory (48 KB of static shared memory a block): the candidates come gathered by
@@ -2006,12 +2018,7 @@ def make(cuda, load, h):
           G = np.int64(nsplit) * np.int64(tpt)
           tv = cuda.local.array(TPRE, np.float32)
           if not LARGE:
-              for u in range(TPRE):
-                  j = np.int64(tid) + np.int64(u) * bsw
-                  vu = _F32_NAN
-                  if j < G:
-                      vu = tm[row, j]
-                  tv[u] = vu
+              tile_round(tm, row, np.int64(tid), G, bsw, tv)
           b_ = tid
           while b_ < NBIN:
               hist[b_] = np.int32(0)
@@ -2509,17 +2516,6 @@ def make(cuda, load, h):
         if kern is None:
             kern = finals[key] = _finalize(key)
         return kern
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def tile_round(tm, row, j0, G, bsw, tv):
-        # tau()'s round of tile maxima from slot j0: tv[u] = tm[row, j0 + u * bsw] (NaN at
-        # slots from G)
-        for u in range(TPRE):
-            j = j0 + np.int64(u) * bsw
-            v = _F32_NAN
-            if j < G:
-                v = tm[row, j]
-            tv[u] = v
 
     def _tau():
         @cuda.jit(cache=JIT_CACHE)
