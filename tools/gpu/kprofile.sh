@@ -6,14 +6,5 @@ source tools/gpu/env.sh
 python3 tools/gpu/kprofile.py "$@" > /dev/null 2>&1   # JIT warm-up into the disk cache
 ncu --clock-control none --csv --metrics ${METRICS:-gpu__time_duration.sum} \
   python3 tools/gpu/kprofile.py "$@" 2>/dev/null > "$OUT/ncu.csv"
-grep MARK "$OUT/ncu.csv" | head -50
-python3 - "$OUT/ncu.csv" <<'PY'
-import csv, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith('"')]
-r = list(csv.reader(rows))
-h = r[0]; ki = h.index("Kernel Name"); vi = h.index("Metric Value"); gi = h.index("Grid Size"); bi = h.index("Block Size")
-mi = h.index("Metric Name")
-for x in r[1:]:
-    print(x[0], x[ki][:60], x[gi], x[bi], x[mi], x[vi])
-PY
+python3 tools/gpu/ncu_table.py "$OUT/ncu.csv"
 python3 tools/gpu/kprofile.py --graph "$@" 2>&1 | grep GRAPH

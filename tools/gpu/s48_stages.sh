@@ -10,7 +10,7 @@
 # ONLY=warm: the JIT warm-ups alone (into each variant's disk cache; s48_first.sh runs them
 # beside the gate); ONLY=ncu: the ncu runs alone; STOP: seconds from this script's start after
 # which no ncu run starts (default 560), each run's limit at most what is left.
-# Output: $OUT/ncu-{strided,fine,rank8}.csv and stages.txt (kernel, grid, block, us, a line each).
+# Output: $OUT/ncu-{strided,fine,rank8}.csv and stages.txt (tools/gpu/ncu_table.py: a line a kernel).
 set -u
 source tools/gpu/env.sh
 T0=$SECONDS
@@ -37,21 +37,6 @@ for v in strided fine rank8; do
     --metrics gpu__time_duration.sum python3 tools/gpu/kprofile.py "${A[@]}" 2>/dev/null \
     > "$OUT/ncu-$v.csv"
   echo "== $v rc=$? at $((SECONDS - T0)) s" | tee -a "$OUT/stages.txt"
-  python3 - "$OUT/ncu-$v.csv" <<'PY' | tee -a "$OUT/stages.txt"
-import csv, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith('"') or l.startswith("MARK")]
-head = None
-for line in rows:
-    if line.startswith("MARK"):
-        print(line.strip())
-        continue
-    x = next(csv.reader([line]))
-    if head is None:
-        head = x
-        continue
-    k, g, b, val = (head.index(n) for n in ("Kernel Name", "Grid Size", "Block Size",
-                                             "Metric Value"))
-    print(x[0], x[k][:60], x[g], x[b], x[val])
-PY
+  python3 tools/gpu/ncu_table.py "$OUT/ncu-$v.csv" | tee -a "$OUT/stages.txt"
 done
 echo "== done at $((SECONDS - T0)) s"
