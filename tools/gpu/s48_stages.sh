@@ -7,15 +7,13 @@
 # rank8) the router's own choice at SH8 (default 8x151936: the rank route) for top_k 1000 beside
 # the chain, where top_k 1000 is 1.66x the chain. Each mode runs three calls (two warm-ups, one
 # marked), so each kernel is listed three times.
-# ONLY=warm: the JIT warm-ups alone (into each variant's disk cache; s48_first.sh runs them
-# beside the gate); ONLY=ncu: the ncu runs alone; STOP: seconds from this script's start after
-# which no ncu run starts (default 560), each run's limit at most what is left.
+# Each variant is JIT-warmed into its own disk cache before its ncu run. STOP: seconds from this
+# script's start after which no ncu run starts (default 560), each run's limit at most what is left.
 # Output: $OUT/ncu-{strided,fine,rank8}.csv and stages.txt (tools/gpu/ncu_table.py: a line a kernel).
 set -u
 source tools/gpu/env.sh
 T0=$SECONDS
 SH=${SH:-64x151936,128x151936}
-ONLY=${ONLY:-}
 for v in strided fine rank8; do
   f=0; [ "$v" = fine ] && f=1
   A=(--topk1000 --bench-inputs --shapes "$SH")
@@ -26,11 +24,8 @@ for v in strided fine rank8; do
     export ROCSAMPLE_TILE_LARGE=1 ROCSAMPLE_TILE_FINE=$f
   fi
   export NUMBA_CACHE_DIR=/tmp/nc-$v
-  if [ "$ONLY" != ncu ]; then
-    timeout 200 python3 tools/gpu/kprofile.py "${A[@]}" > /dev/null 2>&1   # JIT into the cache
-    echo "== warm $v rc=$? at $((SECONDS - T0)) s"
-  fi
-  [ "$ONLY" = warm ] && continue
+  timeout 200 python3 tools/gpu/kprofile.py "${A[@]}" > /dev/null 2>&1   # JIT into the cache
+  echo "== warm $v rc=$? at $((SECONDS - T0)) s"
   left=$(( ${STOP:-560} - (SECONDS - T0) ))
   if [ "$left" -lt 30 ]; then echo "== $v skipped: ${left} s left" | tee -a "$OUT/stages.txt"; continue; fi
   timeout $(( left < 240 ? left : 240 )) ncu --clock-control none --csv \
