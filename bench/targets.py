@@ -1,0 +1,128 @@
+"""Issue #13's "Done when" targets, read from bench/test_sampling.py's pytest-benchmark JSON.
+
+``python -m bench.targets bench/results/nvidia-h100-s50-bench.json``
+
+One line a target: how many of the benchmarked shapes meet it, then the shapes that do not, each
+with its figure (GPU times from graph replays, ratios GPU to GPU, peers from the same files).
+"The newest FlashInfer" is the newest ``flashinfer-<version>`` in the files. A shape missing a
+figure on either side is counted as unmeasured, never as met. The exit status is 0 either way:
+this reports, it does not gate (the figures come from one lent GPU; BENCHMARKS.md says which).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from bench.report import _load, _sampling_entries, flashinfer_labels, gpu_us
+
+#: shapes from which greedy must be within ``GREEDY_FLOOR_MAX`` of the memory floor
+GREEDY_FLOOR_FROM = (64, 151936)
+GREEDY_FLOOR_MAX = 1.25
+TOPP_VS_GREEDY_MAX = 3.0
+NEAR_CHAIN_MAX = 1.5
+DEV_VS_HOST_MAX = 1.2
+DEV_SHAPES = ((1, 151936), (64, 151936))
+CHAIN_VS_TORCH_MIN = 10.0
+
+
+def _shape(s) -> str:
+    return f"{s[0]} x {s[1]}"
+
+
+class _Targets:
+    def __init__(self, benches):
+        self.by = _sampling_entries(benches)
+        fis = flashinfer_labels(benches)
+        self.fi = fis[-1] if fis else None
+        self.shapes = sorted({(k[1], k[2]) for k in self.by if k[2] is not None})
+
+    def us(self, mode, shape, impl="rocsample"):
+        return gpu_us(self.by.get((mode, shape[0], shape[1]), {}).get(impl))
+
+    def floor(self, shape):
+        for d in (self.by.get(("greedy",) + shape, {}), self.by.get(("chain",) + shape, {})):
+            for e in d.values():
+                if isinstance(e.get("floor_us"), (int, float)):
+                    return float(e["floor_us"])
+        return None
+
+    def line(self, name, shapes, value, ok, fmt):
+        """``value(shape)`` -> a number or None; ``ok(number)`` -> met; ``fmt`` formats a miss."""
+        met, miss, none = [], [], []
+        for s in shapes:
+            v = value(s)
+            if v is None:
+                none.append(_shape(s))
+            elif ok(v):
+                met.append(s)
+            else:
+                miss.append(f"{_shape(s)} {fmt.format(v)}")
+        out = f"{name}: met at {len(met)} of {len(shapes)}"
+        if miss:
+            out += "; not at " + ", ".join(miss)
+        if none:
+            out += "; unmeasured " + ", ".join(none)
+        return out
+
+    def ratio(self, a_mode, b_mode, a_impl="rocsample", b_impl="rocsample"):
+        def f(s):
+            a, b = self.us(a_mode, s, a_impl), self.us(b_mode, s, b_impl)
+            return a / b if a is not None and b else None
+        return f
+
+    def lines(self) -> list[str]:
+        sh, fi = self.shapes, self.fi
+        out = [f"shapes: {len(sh)}; newest FlashInfer: {fi or 'none in these files'}"]
+        out.append(self.line("top_p alone <= 3x greedy", sh, self.ratio("top_p095", "greedy"),
+                             lambda v: v <= TOPP_VS_GREEDY_MAX, "{:.2f}x"))
+        if fi:
+            out.append(self.line(f"top_p alone faster than {fi}", sh,
+                                 self.ratio("top_p095", "top_p095", b_impl=fi),
+                                 lambda v: v < 1.0, "{:.2f}x its time"))
+        for mode in ("min_p005", "min_p005_t08", "top_k1000"):
+            out.append(self.line(f"{mode} within 1.5x of the chain", sh, self.ratio(mode, "chain"),
+                                 lambda v: v <= NEAR_CHAIN_MAX, "{:.2f}x"))
+        dev = [s for s in DEV_SHAPES if s in sh] or list(DEV_SHAPES)
+        out.append(self.line("chain_dev within 1.2x of the host-scalar chain", dev,
+                             self.ratio("chain_dev", "chain"), lambda v: v <= DEV_VS_HOST_MAX,
+                             "{:.2f}x"))
+        big = [s for s in sh if s[0] >= GREEDY_FLOOR_FROM[0] and s[1] >= GREEDY_FLOOR_FROM[1]]
+
+        def greedy_floor(s):
+            g, f = self.us("greedy", s), self.floor(s)
+            return g / f if g is not None and f else None
+        out.append(self.line("greedy <= 1.25x the floor (>= 64 x 151936)", big, greedy_floor,
+                             lambda v: v <= GREEDY_FLOOR_MAX, "{:.2f}x"))
+        out.append(self.line("greedy faster than torch.argmax", sh,
+                             self.ratio("greedy", "greedy", b_impl="torch"), lambda v: v < 1.0,
+                             "{:.2f}x its time"))
+        if fi:
+            out.append(self.line(f"temperature faster than {fi}", sh,
+                                 self.ratio("temperature", "temperature", b_impl=fi),
+                                 lambda v: v < 1.0, "{:.2f}x its time"))
+        out.append(self.line("chain >= 10x PyTorch", sh,
+                             self.ratio("chain", "chain", a_impl="torch"),
+                             lambda v: v >= CHAIN_VS_TORCH_MIN, "{:.2f}x"))
+        if fi:
+            def vs_fi(s):
+                ours = self.us("chain", s)
+                theirs = [v for v in (self.us("chain", s, fi), self.us("chain_joint", s, fi))
+                          if v is not None]
+                return min(theirs) / ours if theirs and ours else None
+            out.append(self.line(f"chain faster than {fi} (its faster filter order)", sh, vs_fi,
+                                 lambda v: v > 1.0, "{:.2f}x"))
+        return out
+
+
+def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    for ln in _Targets(_load(args)).lines():
+        print(ln)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
