@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The fiftieth session's sanitizer call (carry .whl; <= 400 s on a warm machine): the sampling
 # fast path's tests (tests/kernels/test_sampling_fast.py, 83 at the simulator's shapes with
-# ROCSAMPLE_FUZZ=sanitize, and the gathered list's outlier regress test) warmed once, then
-# memcheck and synccheck over all of them and racecheck over the code b41737e / 070d154 changed
-# (tau()'s rounds, the small finalize's tile_round()) and the gathers (RACE_K), the three at
-# once (SAN_PAR=1: instrumented runs are bound by the host's CPU), each under LIMIT (default
-# 240 s). Output: $OUT/{warm,memcheck,synccheck,racecheck}.log, san-summary.txt
+# ROCSAMPLE_FUZZ=sanitize, and the gathered list's outlier regress test) through steps.sh's
+# `sanitizers` (one warm-up under 120 s, then the three tools at once: SAN_PAR=1, instrumented
+# runs are bound by the host's CPU, each under LIMIT, default 240 s): memcheck and synccheck
+# over all of them, racecheck over the code b41737e / 070d154 changed (tau()'s rounds, the
+# small finalize's tile_round()) and the gathers (RACE_K; the others left out by RACE_SKIP).
+# Output: $OUT/{warm,memcheck,synccheck,racecheck}.log, san-summary.txt
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -14,13 +15,7 @@ banner
 export ROCSAMPLE_FUZZ=sanitize
 FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
 PA=("${BH[@]}")
-timeout "${WLIM:-120}" python3 -m pytest "${FS[@]}" "${PA[@]}" > "$OUT/warm.log" 2>&1
-echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/warm.log")"
 export LIMIT=${LIMIT:-240}
-san_tool memcheck > /tmp/san-memcheck.line &
-san_tool synccheck > /tmp/san-synccheck.line &
-(PA=("${BH[@]}" -k "${RACE_K:-tau_counts or gather or fine_tiles or outlier or ties_at_the_kth or overflow_fallback or large}")
- san_tool racecheck > /tmp/san-racecheck.line) &
-wait
-cat /tmp/san-{memcheck,racecheck,synccheck}.line | tee -a "$OUT/san-summary.txt"
+RACE_SKIP="not (${RACE_K:-tau_counts or gather or fine_tiles or outlier or ties_at_the_kth or overflow_fallback or large})" \
+  SAN_PAR=1 sanitizers
 echo "== done at $((SECONDS - T0)) s"

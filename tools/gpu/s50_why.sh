@@ -3,7 +3,7 @@
 # fiftieth session; carry .whl; about 3 min alone): ncu's sections (SpeedOfLight, Occupancy,
 # LaunchStats, WarpStateStats, SchedulerStats; clocks left alone) over phase 1's kernel and
 # tau(), the bench's inputs: rank8, the router's rank route for top_k 1000 at 8 x 151936 beside
-# the chain (the forty-ninth/fiftieth sessions' ncu: its phase 1 20.6 us against the chain's
+# the chain (the fiftieth session's ncu: its phase 1 20.6 us against the chain's
 # 7.5 at the same grid); strided64 and fine64, the large form's two layouts at 64 x 151936
 # (FINE's phase 1 30 us against 21, its tau 12 against 7.6; level at 128 rows). Each mode runs
 # three calls, so each kernel shows three times. STOP: seconds after which no ncu run starts
