@@ -39,14 +39,6 @@ _FILL_PER_CU_X2 = 5
 #: device parameter arrays) take one wave's splits instead (``SamplingPlan.splits_draw``; see
 #: :func:`draw_splits`). ``ROCSAMPLE_DRAW_BLOCKS_PER_CU`` overrides it (tools/gpu timings).
 _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
-#: Off by default (a timing knob, ``ROCSAMPLE_DRAW_FAST_CAP=1``, for the fiftieth session's
-#: reading of top_k 1000 alone at 8 x 151936; docs/PERF_NOTES.md "Fiftieth session"): rows wider
-#: than ``_DRAW_NARROW`` take at most the splits that give phase 1's drawing variant its fast
-#: pass (a split of at least ``4 * KF.FAST_MIN_QUADS`` tokens a thread of the block), where the
-#: batch still has a block a compute unit at that count. At 8 x 151936 the plan's 41 splits give
-#: 3706 logits a split, under 6144 at 256 threads, so phase 1 draws every token exactly; 24
-#: splits would take the fast pass. Not yet timed on a GPU.
-DRAW_FAST_CAP = os.environ.get("ROCSAMPLE_DRAW_FAST_CAP", "0") == "1"
 #: Rows of at most this many logits take the narrow-row rule of :func:`draw_splits`
 _DRAW_NARROW = 65536
 _DRAW_NARROW_PER_CU = 2
@@ -118,7 +110,7 @@ def argmax_shape(n_rows: int, n_vocab: int, cus: int) -> tuple[int, int]:
     return s, 256
 
 
-def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int, block: int = 256) -> int:
+def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
     """Splits of a route launching phase 1's drawing variant.
 
     Rows of up to ``_DRAW_NARROW`` logits: at most ``_DRAW_NARROW_PER_CU`` blocks a compute unit
@@ -133,11 +125,7 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int, block: int = 2
     waves of it, else ``splits``. On the H200 (graph-timed,
     bench/results/nvidia-h200-8f7b4b6-draw-splits.txt): 64 x 151936, 640 blocks for 528 places,
     8 splits against 10 made device parameters 41.6 -> 38.4 us and temperature 45.3 -> 44.3;
-    at 256 rows (1024 blocks: a nearly full second wave) one wave's splits were 3-7% slower.
-
-    With :data:`DRAW_FAST_CAP` (off by default), wider rows then take at most the splits whose
-    chunks give each of the ``block`` threads ``KF.FAST_MIN_QUADS`` quads (the fast pass's
-    least), where that leaves at least ``cus`` blocks in all."""
+    at 256 rows (1024 blocks: a nearly full second wave) one wave's splits were 3-7% slower."""
     rows = max(n_rows, 1)
     if n_vocab <= _DRAW_NARROW:
         narrow = min(max(1, _DRAW_NARROW_PER_CU * cus // rows),
@@ -146,11 +134,7 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int, block: int = 2
     wave = _DRAW_BLOCKS_PER_CU * cus
     blocks = splits * rows
     if wave < blocks < wave * 3 // 2:
-        splits = max(1, min(splits, wave // rows))
-    if DRAW_FAST_CAP:
-        fast = n_vocab // (4 * KF.FAST_MIN_QUADS * block)
-        if fast * rows >= cus:
-            splits = max(1, min(splits, fast))
+        return max(1, min(splits, wave // rows))
     return splits
 
 
@@ -245,7 +229,7 @@ class SamplingPlan:
         cus = int(be.compute_units(device))
         if splits is None:
             s = choose_splits(n_rows, n_vocab, cus, b)
-            sd = draw_splits(n_rows, n_vocab, s, cus, b)
+            sd = draw_splits(n_rows, n_vocab, s, cus)
         else:
             s = sd = V.check_int("_splits", splits, 1, min(_MAX_SPLITS, n_vocab))
         self.splits = s

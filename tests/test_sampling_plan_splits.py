@@ -530,25 +530,3 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
     if tiles > 4 * KF.KCAP:
         least = 2 * KF.TILE_MIN if plan.chunk <= 2048 else KF.TILE_MIN
         assert plan.chunk >= least * plan.tpt
-
-
-@pytest.mark.parametrize("rows, vocab, want_off, want_on", [
-    (8, 151936, 41, 24),    # 3706 logits a split -> 6330: the fast pass's 6 quads a thread
-    (8, 262144, 41, 41),    # 6394 already
-    (1, 151936, 148, 148),  # 24 blocks would leave most CUs idle: unchanged
-    (64, 151936, 8, 8),     # already longer
-    (8, 32000, 16, 16),     # narrow rows keep their own rule
-])
-def test_the_fast_cap_knob_lengthens_only_wide_rows_short_splits(monkeypatch, rows, vocab,
-                                                                 want_off, want_on):
-    from rocsample import sampling_plan as SP
-    from rocsample.kernels import sampling_fast as KF
-
-    s = choose_splits(rows, vocab, H200, 256)
-    monkeypatch.setattr(SP, "DRAW_FAST_CAP", False)
-    assert SP.draw_splits(rows, vocab, s, H200, 256) == want_off
-    monkeypatch.setattr(SP, "DRAW_FAST_CAP", True)
-    got = SP.draw_splits(rows, vocab, s, H200, 256)
-    assert got == want_on
-    if want_on != want_off:
-        assert -(-vocab // got) >= 4 * KF.FAST_MIN_QUADS * 256

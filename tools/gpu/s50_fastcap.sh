@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The A/B of ROCSAMPLE_DRAW_FAST_CAP (written in the fiftieth session, not yet run; carry .whl;
+# The A/B of ROCSAMPLE_DRAW_FAST_CAP (written in the fiftieth session; ran in the fifty-first on
+# f05cc31, the last tree with the knob: bench/results/nvidia-h100-s51-fastcap-ab.txt; mixed, so
+# the knob was removed after it -- rerun from f05cc31's tree; carry .whl;
 # about 4 min): rows wider than 65536 logits whose drawing splits are too short for phase 1's
 # fast pass (under 4 * FAST_MIN_QUADS tokens a thread) take fewer, longer ones where a block a
 # CU is left (rocsample/sampling_plan.py: DRAW_FAST_CAP; at 8 x 151936 41 -> 24 splits). Modes
