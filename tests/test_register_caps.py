@@ -59,13 +59,25 @@ def test_numba_cuda_phase1_kernels_carry_their_family_cap(monkeypatch):
                                           ("partials_draw=40", {"max_registers": 64})])
 def test_the_setting_overrides_one_family(monkeypatch, setting, want):
     monkeypatch.setenv("ROCSAMPLE_MAX_REGISTERS", setting)
+    monkeypatch.delenv("ROCSAMPLE_LINEINFO", raising=False)
     cuda = _module("numba.cuda.decorators")
     assert register_cap(cuda, "partials_fast", KF.PARTIALS_MAX_REGISTERS[2]) == want
 
 
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators"])
-def test_other_compilers_take_no_cap(name):
+def test_other_compilers_take_no_cap(monkeypatch, name):
+    monkeypatch.setenv("ROCSAMPLE_LINEINFO", "1")
     assert register_cap(_module(name), "partials_fast", 64) == {}
+
+
+@pytest.mark.parametrize("setting,want", [("1", {"max_registers": 64, "lineinfo": True}),
+                                          ("0", {"max_registers": 64}),
+                                          ("", {"max_registers": 64})])
+def test_the_lineinfo_setting_reaches_numba_cudas_options(monkeypatch, setting, want):
+    # tools/gpu/s52_top4.sh's source-level profile of phase 1 (ncu SourceCounters)
+    monkeypatch.delenv("ROCSAMPLE_MAX_REGISTERS", raising=False)
+    monkeypatch.setenv("ROCSAMPLE_LINEINFO", setting)
+    assert register_cap(_module("numba.cuda.decorators"), "partials_fast", 64) == want
 
 
 def test_numba_cuda_nucleus_pass_is_capped_and_its_other_forms_are_not(monkeypatch):

@@ -32,6 +32,11 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
     ``ROCSAMPLE_MAX_REGISTERS="hist=64,select=48"`` overrides ``default`` per family (0: no
     cap) for tools/gpu's sweeps; numba's disk cache does not key on it, so a sweep gives each
     setting its own ``NUMBA_CACHE_DIR``.
+
+    ``ROCSAMPLE_LINEINFO=1`` adds numba-cuda's ``lineinfo`` (the source-line table ncu's
+    SourceCounters section maps its samples to; the code is unchanged, unlike ``debug``) to
+    these families' kernels, phase 1's among them, for tools/gpu's profiles; give it its own
+    ``NUMBA_CACHE_DIR`` too.
     """
     if not _numba_cuda(cuda):
         return {}
@@ -40,7 +45,10 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
         name, _, value = item.partition("=")
         if name.strip() == family and value.strip():
             cap = int(value)
-    return {"max_registers": cap} if cap else {}
+    opts = {"max_registers": cap} if cap else {}
+    if os.environ.get("ROCSAMPLE_LINEINFO", "") == "1":
+        opts["lineinfo"] = True
+    return opts
 
 
 #: The block-wide steps that have a warp form (``warp_parts``).
