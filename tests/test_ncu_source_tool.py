@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.tool_module import load_tool
 
 _CSV = [
+    '"Kernel Name","_sample_partials_fast_kernel"\n',   # a row before the header
     '"# Address","Source","Warp Stall Sampling (All Samples)",'
     '"Warp Stall Sampling (Not-issued Samples)","Instructions Executed"\n',
     '"0x10","@!P0 BAR.SYNC.DEFER_BLOCKING 0x0","30","28","1,024"\n',

@@ -41,7 +41,9 @@ def summarize(lines: list, top: int = 30) -> list:
     rows = list(csv.reader(ln for ln in lines if ln.startswith('"')))
     if not rows:
         return ["no CSV rows; the file begins:"] + [ln.rstrip() for ln in lines[:8]]
-    head = rows[0]
+    # the header: the first row naming a Source column (a report can put rows before it)
+    at = next((i for i, r in enumerate(rows) if _col(r, "source") is not None), 0)
+    head, rows = rows[at], rows[at:]
     src = _col(head, "source")
     smp = _col(head, "sampling", "all")
     if smp is None:
