@@ -12,7 +12,7 @@
 #     threads against KP_BLOCK=128 (128 threads give the 41 drawing splits the fast pass's six
 #     quads a thread), top_k 1000, top_p alone, temperature and the chain at SH (default
 #     8x151936,8x262144,64x151936,1x151936);
-#  2. ncu's sections of phase 1 at 8 x 151936: temperature, top_p alone and top_k 1000 (the
+#  2. ncu's sections of phase 1 at 8 x 151936: the chain, temperature, top_p alone and top_k 1000 (the
 #     draw alone, TOP2, TOP4), top_k 1000 in its TOP2 form (ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8)
 #     and at 128 threads (top4-NAME.csv);
 #  3. ncu's SourceCounters (PC-sampled stalls) over one launch of top_k 1000's phase 1, built
@@ -54,7 +54,7 @@ prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's section
   python3 tools/gpu/ncu_sections.py "$OUT/top4-$name.csv" | tee -a "$OUT/top4.txt"
 }
 B8=(--bench-inputs --shapes 8x151936)
-prof modes v0 -- --temp --topp_alone --topk1000 "${B8[@]}"
+prof modes v0 -- --chain --temp --topp_alone --topk1000 "${B8[@]}"
 prof top2 top2 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8 -- --topk1000 "${B8[@]}"
 prof b128 v1 KP_BLOCK=128 -- --temp --topk1000 "${B8[@]}"
 
