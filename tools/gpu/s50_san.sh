@@ -13,9 +13,8 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 banner
 export ROCSAMPLE_FUZZ=sanitize
-FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
+FS=("${FAST_SAN_FS[@]}")
 PA=("${BH[@]}")
 export LIMIT=${LIMIT:-240}
-RACE_SKIP="not (${RACE_K:-tau_counts or gather or fine_tiles or outlier or ties_at_the_kth or overflow_fallback or large})" \
-  SAN_PAR=1 sanitizers
+RACE_SKIP="not (${RACE_K:-$FAST_RACE_K})" SAN_PAR=1 sanitizers
 echo "== done at $((SECONDS - T0)) s"

@@ -11,9 +11,9 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 banner
 export ROCSAMPLE_FUZZ=sanitize
-FS=(tests/kernels/test_sampling_fast.py tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
+FS=("${FAST_SAN_FS[@]}")
 PA=("${BH[@]}" -vv)  # BH has -q: -vv nets one -v
-K=${RACE_K:-tau_counts or gather or fine_tiles or outlier or ties_at_the_kth or overflow_fallback or large}
+K=${RACE_K:-$FAST_RACE_K}
 timeout "${WLIM:-130}" python3 -m pytest "${FS[@]}" "${PA[@]}" -k "$K" > "$OUT/warm.log" 2>&1
 echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/warm.log")"
 LIMIT=${LIMIT:-300} RACE_SKIP="not ($K)" san_tool racecheck | tee -a "$OUT/san-summary.txt"
