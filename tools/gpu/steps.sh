@@ -45,7 +45,7 @@
 #   race_probe COND ORDER  tools/gpu/racecheck_probe.py under racecheck -> race-COND-ORDER.log
 #                        (prints a summary line and the probe's lines)
 BH=(--backend cuda -q -p no:cacheprovider)
-# the sampling fast path's tests under the sanitizers (s50_san.sh, s51_race.sh; with
+# the sampling fast path's tests under the sanitizers (s50_san.sh, both modes; with
 # ROCSAMPLE_FUZZ=sanitize, the simulator's shapes) and the -k expression of racecheck's subset
 FAST_SAN_FS=(tests/kernels/test_sampling_fast.py
              tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
