@@ -530,3 +530,48 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
     if tiles > 4 * KF.KCAP:
         least = 2 * KF.TILE_MIN if plan.chunk <= 2048 else KF.TILE_MIN
         assert plan.chunk >= least * plan.tpt
+
+
+@pytest.mark.parametrize("mode, rows, vocab, short", [
+    ("top_k", 8, 151936, True),      # 41 splits of 3706 logits: the fast pass only at 128
+    ("top_p", 8, 151936, True),
+    ("temperature", 8, 151936, True),
+    ("top_k", 8, 262144, False),     # 6394 a split: the fast pass at 256 already
+    ("top_k", 1, 151936, False),     # 1027 a split: not even at 128
+    ("chain", 8, 151936, False),     # the tile finalize reads phase 1's layout
+])
+def test_the_short_block_knob_moves_only_phase1_of_short_drawing_splits(
+        monkeypatch, mode, rows, vocab, short):
+    from rocsample import sampling_router as R
+    from rocsample.kernels import sampling_fast as KF
+
+    host = {"top_k": (1.0, 1000, 1.0), "top_p": (1.0, 0, 0.95), "temperature": (0.8, 0, 1.0),
+            "chain": (0.8, 50, 0.9)}[mode]
+    t, k, p = host
+    h = R.Host(np.full(rows, t, np.float32), np.full(rows, k, np.int64),
+               np.full(rows, p, np.float32), np.zeros(rows, np.float32))
+    plan = _plan(rows, vocab)
+    r = R.route(plan, h)
+    calls = []
+
+    def partials(d, lp, fast=False, top2=False, top4=False, q3=False, fine=False):
+        calls.append(fast)
+        return "p"
+
+    def phase1(knob):
+        monkeypatch.setattr(R, "DRAW_SHORT_BLOCK", knob)
+        calls.clear()
+        got = fake_launches(plan, r, partials=partials)
+        others = [(kernel, g, b) for kernel, g, b, _a in got if kernel != "p"]
+        return [(g, b) for kernel, g, b, _a in got if kernel == "p"], calls[:], others
+
+    off, fast_off, others_off = phase1(0)
+    on, fast_on, others_on = phase1(128)
+    assert others_on == others_off   # every other launch keeps its grid and block
+    assert len(on) == 1 and [g for g, _b in on] == [g for g, _b in off]   # the same splits
+    assert off[0][1] == plan.block == 256
+    if short:
+        assert on[0][1] == 128 and fast_on == [True] and fast_off == [False]
+        assert plan.chunk_draw >= 4 * KF.FAST_MIN_QUADS * 128 and plan.tpt <= 128
+    else:
+        assert on == off and fast_on == fast_off

@@ -671,3 +671,40 @@ def test_drawing_near_ties_fall_back_to_the_exact_draw(backend, shape, lp, fast3
                       **params)
         assert [int(t) for t in got[:2]] == peaks[:2]
     fast3(not lp)   # (logprob calls keep two quads a round)
+
+
+@pytest.mark.parametrize("mode", ["temperature", "top_p", "top_k"])
+def test_phase1_at_its_short_block_draws_the_reference_token(backend, monkeypatch, mode):
+    # sampling_router.DRAW_SHORT_BLOCK (a timing knob, off by default): phase 1 alone at a
+    # smaller block, where the plan's block leaves its drawing splits without the fast pass and
+    # the smaller one gives it to them; every other launch keeps the plan's block. Here a block
+    # of two waves and a knob of one, splits of 25 tokens a lane (the fast pass from 24), enough
+    # splits that the plan's tiles a split fit one wave; top_k through the plain rank route's
+    # four best (as at 8 x 151936), top_p through the nucleus pass's.
+    if not backend.is_device:
+        pytest.skip("the block is a device launch parameter")
+    w = backend.warp_size()
+    splits = 1024 // (2 * w) + 1
+    vocab = splits * 25 * w
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 0)
+    monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
+    monkeypatch.setattr(router, "DRAW_SHORT_BLOCK", w)
+    blocks = []
+    launches = router.launches
+
+    def spy(plan, kn, route, ops):
+        got = launches(plan, kn, route, ops)
+        blocks.extend(b for _k, _g, b, _a in got)
+        return got
+    monkeypatch.setattr(router, "launches", spy)
+    params = {"temperature": dict(temperature=0.8), "top_p": dict(top_p=0.9),
+              "top_k": dict(top_k=1000)}[mode]
+    rng = np.random.default_rng(11)
+    lg = (rng.normal(size=(1, vocab)) * 2).astype(np.float32)
+    s = rs.Sampler(1, vocab, "float32", _splits=splits, _block=2 * w)
+    assert s.plan.tpt <= w and 4 * KF.FAST_MIN_QUADS * w <= s.plan.chunk_draw
+    tok = s(lg, seed=5, position=3, **params)
+    compare(backend, lg, tok, seed=5, position=3, **params)
+    # phase 1 (the first launch; temperature's only one) at one wave, the others at two
+    assert blocks[0] == w and set(blocks[1:]) <= {2 * w} and (mode == "temperature") == (
+        len(blocks) == 1)

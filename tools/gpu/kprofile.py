@@ -4,11 +4,7 @@ Prints one marker line per configuration; ncu's CSV lists the kernels in launch 
 Also prints graph-timed per-call figures (bench/common.py's method) for the same configs.
 ``--bench-inputs``: bench/test_sampling.py's logits at each shape (its own generator) instead of
 sampler_inputs.logits' (the rows a route leaves differ between the two).
-``KP_BLOCK=N`` (environment, so that steps.sh's A/B variants can set it): the plan's block
-(Sampler's ``_block``, every launch of the plan). At 8 x 151936, 128 threads give phase 1's 41
-drawing splits the fast pass's six quads a thread that 256 do not (tools/gpu/s52_top4.sh).
 """
-import os
 import sys
 
 from sampler_inputs import CHAIN, device_inputs, device_params, logits, shapes_arg
@@ -37,12 +33,11 @@ be = get_backend()
 if "--bench-inputs" in sys.argv:
     from bench.test_sampling import _host_logits as logits  # noqa: F811
 graph = "--graph" in sys.argv
-block = int(os.environ.get("KP_BLOCK") or 0) or None
 modes = [m for m in MODES if f"--{m}" in sys.argv] or ["greedy", "chain"]
 for rows, vocab in SHAPES:
     s = be.runtime.new_stream()
     x, seed, pos = device_inputs(be, be.stream(s), logits(rows, vocab))
-    plan = rocsample.Sampler(rows, vocab, "float32", stream=s, _block=block)
+    plan = rocsample.Sampler(rows, vocab, "float32", stream=s)
     for m in modes:
         kw = MODES[m]
         if kw == "dev":

@@ -8,13 +8,15 @@
 # of 104 SASS a token (3706 logits a split: no fast pass) and a serial tail (the block's 8-level
 # four-best merge, two SC fences, the row's last block's two passes over its partials). Three
 # parts, each a file in $OUT and a section of top4.txt:
-#  1. the block's A/B (graph-timed, the bench's inputs, one pass each; ab.txt): the plan at 256
-#     threads against KP_BLOCK=128 (128 threads give the 41 drawing splits the fast pass's six
-#     quads a thread), top_k 1000, top_p alone, temperature and the chain at SH (default
-#     8x151936,8x262144,64x151936,1x151936);
+#  1. the A/B of ROCSAMPLE_DRAW_SHORT_BLOCK=128 (sampling_router.DRAW_SHORT_BLOCK, off by
+#     default: phase 1 alone at 128 threads where its drawing splits are too short for the fast
+#     pass at 256 and long enough at 128, the 41 splits of 8 x 151936; graph-timed, the bench's
+#     inputs, one pass each; ab.txt): top_k 1000, top_p alone, temperature and the chain at SH
+#     (default 8x151936,8x262144,64x151936,1x151936: only the first moves; the others are
+#     controls);
 #  2. ncu's sections of phase 1 at 8 x 151936: the chain, temperature, top_p alone and top_k 1000 (the
 #     draw alone, TOP2, TOP4), top_k 1000 in its TOP2 form (ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8)
-#     and at 128 threads (top4-NAME.csv);
+#     and with the knob (top4-NAME.csv);
 #  3. ncu's SourceCounters (PC-sampled stalls) over one launch of top_k 1000's phase 1, built
 #     with ROCSAMPLE_LINEINFO=1, exported as SASS and as Python lines (top4-src.ncu-rep,
 #     top4-src-{sass,cuda}.csv; tools/gpu/ncu_source.py sums them by opcode and lists the top).
@@ -27,7 +29,7 @@ banner
 ncu --version | tail -1 | tee "$OUT/top4.txt"
 SH=${SH:-8x151936,8x262144,64x151936,1x151936}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --temp --chain --shapes "$SH")
-VS=("X=0" "KP_BLOCK=128")
+VS=("X=0" "ROCSAMPLE_DRAW_SHORT_BLOCK=128")
 # (the source-level profile's own build, beside the A/B's: numba's cache does not key on it)
 ( ROCSAMPLE_LINEINFO=1 NUMBA_CACHE_DIR=/tmp/nc-li timeout "${KLIM:-200}" python3 \
     tools/gpu/kprofile.py --topk1000 --bench-inputs --shapes 8x151936 > /tmp/warm-li.log 2>&1
@@ -56,7 +58,7 @@ prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's section
 B8=(--bench-inputs --shapes 8x151936)
 prof modes v0 -- --chain --temp --topp_alone --topk1000 "${B8[@]}"
 prof top2 top2 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8 -- --topk1000 "${B8[@]}"
-prof b128 v1 KP_BLOCK=128 -- --temp --topk1000 "${B8[@]}"
+prof b128 v1 ROCSAMPLE_DRAW_SHORT_BLOCK=128 -- --temp --topp_alone --topk1000 "${B8[@]}"
 
 l=$(left)
 if [ "$l" -lt 40 ]; then
