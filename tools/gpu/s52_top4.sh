@@ -42,6 +42,7 @@ PASSES=${PASSES:-1} ab_passes "${STOP_AB:-330}"
 SEC=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
      --section SchedulerStats)
 left() { echo $(( ${STOP:-540} - (SECONDS - T0) )); }
+# (router-only settings share a warm cache: they change no compiled code)
 prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's sections of phase 1
   local name=$1 cache=$2 vars=() l
   shift 2
@@ -57,7 +58,7 @@ prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's section
 }
 B8=(--bench-inputs --shapes 8x151936)
 prof modes v0 -- --chain --temp --topp_alone --topk1000 "${B8[@]}"
-prof top2 top2 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8 -- --topk1000 "${B8[@]}"
+prof top2 v0 ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8 -- --topk1000 "${B8[@]}"
 prof b128 v1 ROCSAMPLE_DRAW_SHORT_BLOCK=128 -- --temp --topp_alone --topk1000 "${B8[@]}"
 
 l=$(left)
