@@ -12,8 +12,8 @@
 #     default: phase 1 alone at 128 threads where its drawing splits are too short for the fast
 #     pass at 256 and long enough at 128, the 41 splits of 8 x 151936; graph-timed, the bench's
 #     inputs, one pass each; ab.txt): top_k 1000, top_p alone, temperature and the chain at SH
-#     (default 8x151936,8x262144,64x151936,1x151936: only the first moves; the others are
-#     controls);
+#     (default 8x151936,32x32000,8x262144,1x151936: the first two move (32 x 32000: 8 splits of
+#     4000); the others are controls);
 #  2. ncu's sections of phase 1 at 8 x 151936: the chain, temperature, top_p alone and top_k 1000 (the
 #     draw alone, TOP2, TOP4), top_k 1000 in its TOP2 form (ROCSAMPLE_NUC_RANK_PLAIN_TOP2_ROWS=8)
 #     and with the knob (top4-NAME.csv);
@@ -27,7 +27,7 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 banner
 ncu --version | tail -1 | tee "$OUT/top4.txt"
-SH=${SH:-8x151936,8x262144,64x151936,1x151936}
+SH=${SH:-8x151936,32x32000,8x262144,1x151936}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --temp --chain --shapes "$SH")
 VS=("X=0" "ROCSAMPLE_DRAW_SHORT_BLOCK=128")
 # (the source-level profile's own build, beside the A/B's: numba's cache does not key on it)
