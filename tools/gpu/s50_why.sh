@@ -11,9 +11,8 @@
 # (tools/gpu/ncu_sections.py).
 set -u
 source tools/gpu/env.sh
+source tools/gpu/steps.sh
 T0=$SECONDS
-SEC=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
-     --section SchedulerStats)
 for v in rank8 strided64 fine64; do
   case $v in
     rank8) unset ROCSAMPLE_TILE_LARGE ROCSAMPLE_TILE_FINE
@@ -28,9 +27,6 @@ for v in rank8 strided64 fine64; do
   echo "== warm $v rc=$? at $((SECONDS - T0)) s"
   left=$(( ${STOP:-400} - (SECONDS - T0) ))
   if [ "$left" -lt 30 ]; then echo "== $v skipped: ${left} s left" | tee -a "$OUT/why.txt"; continue; fi
-  timeout $(( left < 180 ? left : 180 )) ncu --clock-control none --csv --page details \
-    -k "$K" "${SEC[@]}" python3 tools/gpu/kprofile.py "${A[@]}" 2>/dev/null > "$OUT/why-$v.csv"
-  echo "== $v rc=$? at $((SECONDS - T0)) s" | tee -a "$OUT/why.txt"
-  python3 tools/gpu/ncu_sections.py "$OUT/why-$v.csv" | tee -a "$OUT/why.txt"
+  ncu_sections "$v" "$OUT/why-$v.csv" "$OUT/why.txt" $(( left < 180 ? left : 180 )) "$K" -- "${A[@]}"
 done
 echo "== done at $((SECONDS - T0)) s"

@@ -39,8 +39,6 @@ wait
 tail -n1 /tmp/warm-li.log
 PASSES=${PASSES:-1} ab_passes "${STOP_AB:-330}"
 
-SEC=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
-     --section SchedulerStats)
 left() { echo $(( ${STOP:-540} - (SECONDS - T0) )); }
 # (router-only settings share a warm cache: they change no compiled code)
 prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's sections of phase 1
@@ -50,11 +48,10 @@ prof() {  # NAME CACHE [VAR=VALUE ...] -- kprofile.py's arguments: ncu's section
   shift
   l=$(left)
   if [ "$l" -lt 40 ]; then echo "== $name skipped: $l s left" | tee -a "$OUT/top4.txt"; return; fi
-  timeout $(( l < 120 ? l : 120 )) env ${vars[@]+"${vars[@]}"} NUMBA_CACHE_DIR="/tmp/nc-$cache" \
-    ncu --clock-control none --csv --page details -k regex:partials "${SEC[@]}" \
-    python3 tools/gpu/kprofile.py "$@" 2>/dev/null > "$OUT/top4-$name.csv"
-  echo "== $name rc=$? at $((SECONDS - T0)) s" | tee -a "$OUT/top4.txt"
-  python3 tools/gpu/ncu_sections.py "$OUT/top4-$name.csv" | tee -a "$OUT/top4.txt"
+  ( [ ${#vars[@]} -eq 0 ] || export "${vars[@]}"
+    export NUMBA_CACHE_DIR="/tmp/nc-$cache"
+    ncu_sections "$name" "$OUT/top4-$name.csv" "$OUT/top4.txt" $(( l < 120 ? l : 120 )) \
+      regex:partials -- "$@" )
 }
 B8=(--bench-inputs --shapes 8x151936)
 prof modes v0 -- --chain --temp --topp_alone --topk1000 "${B8[@]}"

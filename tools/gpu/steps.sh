@@ -44,12 +44,26 @@
 #                        the simulator's shapes, stopping by STOP s from T0 -> racecheck.log
 #   race_probe COND ORDER  tools/gpu/racecheck_probe.py under racecheck -> race-COND-ORDER.log
 #                        (prints a summary line and the probe's lines)
+#   ncu_sections NAME CSV SUMMARY LIMIT KERNELS -- ARGS  ncu's sections (NCU_SEC; clocks left
+#                        alone) of the kernels matching KERNELS over kprofile.py ARGS under LIMIT
+#                        -> CSV, then its lines by tools/gpu/ncu_sections.py, appended to SUMMARY
 BH=(--backend cuda -q -p no:cacheprovider)
 # the sampling fast path's tests under the sanitizers (s50_san.sh, both modes; with
 # ROCSAMPLE_FUZZ=sanitize, the simulator's shapes) and the -k expression of racecheck's subset
 FAST_SAN_FS=(tests/kernels/test_sampling_fast.py
              tests/regress/test_an_outlier_row_overflows_the_gathered_list.py)
 FAST_RACE_K="tau_counts or gather or fine_tiles or outlier or ties_at_the_kth or overflow_fallback or large"
+
+NCU_SEC=(--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
+         --section SchedulerStats)
+ncu_sections() {
+  local name=$1 csv=$2 sum=$3 lim=$4 kern=$5
+  shift 6
+  timeout "$lim" ncu --clock-control none --csv --page details -k "$kern" "${NCU_SEC[@]}" \
+    python3 tools/gpu/kprofile.py "$@" 2>/dev/null > "$csv"
+  echo "== $name rc=$? at $((SECONDS - T0)) s" | tee -a "$sum"
+  python3 tools/gpu/ncu_sections.py "$csv" | tee -a "$sum"
+}
 
 sanitizers() {
   local tool
