@@ -213,16 +213,6 @@ COND_MIN_ROWS = int(os.environ.get("ROCSAMPLE_COND_MIN_ROWS") or 32)
 #: off, 31.2 on); 64 and 256 rows untimed. So off by default (0: no row count);
 #: ``ROCSAMPLE_NUC_COND_MAX_ROWS`` (timings).
 NUC_COND_MAX_ROWS = int(os.environ.get("ROCSAMPLE_NUC_COND_MAX_ROWS") or 0)
-#: Off (0) by default, a timing knob (``ROCSAMPLE_DRAW_SHORT_BLOCK=128``; tools/gpu/s52_top4.sh,
-#: docs/PERF_NOTES.md "Fifty-first session"): phase 1's block, where it launches its drawing
-#: variant on splits too short for the fast pass at the plan's block (fewer than
-#: ``4 * KF.FAST_MIN_QUADS`` tokens a thread) but long enough at this one, on routes without
-#: the tile finalize (whose launches read phase 1's per-thread layout) and where the plan's
-#: tiles a split fit this block (phase 1 writes every tile maximum only when ``tpt <= block``).
-#: At 8 x 151936 (41 splits of 3706 logits) 128 threads take the fast pass on the same 328
-#: blocks: top_k 1000 alone, top_p alone and temperature there. The tokens do not depend on
-#: the block. Not yet timed on a GPU.
-DRAW_SHORT_BLOCK = int(os.environ.get("ROCSAMPLE_DRAW_SHORT_BLOCK") or 0)
 
 
 @dataclass(frozen=True)
@@ -515,21 +505,14 @@ def _fast(L, plan, kn, r: Route, o: Operands, vllm, want_lp) -> None:
     hc, hm, cand = (w["hist_n"], w["hist_q"], w["cand"]) if plan.filters else (w["si"],) * 3
     c1, c2, c3 = o.counts[1 if r.draw else 0]
     # the drawing variant's fast pass where each thread streams FAST_MIN_QUADS quads or more
-    # (at phase 1's block B1: DRAW_SHORT_BLOCK's where it gives the pass to splits B leaves
-    # without it)
-    B1 = B
-    quads = 4 * KF.FAST_MIN_QUADS
-    if (DRAW_SHORT_BLOCK and r.draw and not r.tile and plan.tpt <= DRAW_SHORT_BLOCK < B
-            and DRAW_SHORT_BLOCK * quads <= chunk < B * quads):
-        B1 = DRAW_SHORT_BLOCK
-    fast = r.draw and chunk >= quads * B1
+    fast = r.draw and chunk >= 4 * KF.FAST_MIN_QUADS * B
     # (its three-quad form where they stream FAST3_MIN_QUADS or more, unless FAST3 is off; not
     # with logprobs, whose three-quad forms spill 16-28 bytes on sm_90)
-    q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B1
+    q3 = fast and KF.FAST3 and not want_lp and chunk >= 4 * KF.FAST3_MIN_QUADS * B
     # the large form's FINE routes: phase 1's FINE layout (tiles of plan.tile_len consecutive
     # tokens, fine_tiles(chunk) a split; its tpt argument is then the tile's length)
     tpt = plan.fine_tiles(chunk) if r.fine else plan.tpt
-    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3, r.fine), (S, n), B1,
+    L.append((kn.fast.partials(r.draw, want_lp, fast, r.nuc, r.top4, q3, r.fine), (S, n), B,
               (o.x, nv, chunk, temp, topk, topp, minp, o.seed, o.position,
                plan.tile_len if r.fine else tpt, r.kcap, w["pf"], w["pi"], w["tm"], c1,
                w["si"], w["sf"], hc, hm, o.tokens, o.logprobs, o.status, o.cflag)))

@@ -103,12 +103,3 @@ def test_the_setting_overrides_the_default_on_numba_cuda(monkeypatch):
     monkeypatch.setattr(sampling_hist, "_NUC_UNROLL_ENV", "8")
     cuda = _compiler("numba.cuda.decorators")
     assert [sampling_hist._nuc_unroll(f, cuda) for f in sampling_hist._NUC_FORMS] == [8] * 5
-
-
-@pytest.mark.parametrize("value,want", [("128", "128"), ("0", "0"), ("", "0")])
-def test_the_short_block_setting_is_read_at_import(value, want):
-    # tools/gpu/s52_top4.sh's A/B sets ROCSAMPLE_DRAW_SHORT_BLOCK per variant process
-    probe = "import rocsample.sampling_router as r; print(r.DRAW_SHORT_BLOCK)"
-    r = _import_with(value, "ROCSAMPLE_DRAW_SHORT_BLOCK", probe)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == want
