@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from rocsample.kernels import WARP_PARTS, warp_parts
+from rocsample.kernels import WARP_DEFAULT, WARP_PARTS, warp_parts
 
 
 def _module(jit_module):
@@ -18,9 +18,11 @@ def _module(jit_module):
 CUDA = _module("numba.cuda.decorators")
 
 
-def test_numba_cuda_takes_every_warp_form_by_default(monkeypatch):
+def test_numba_cuda_takes_every_warp_form_but_the_tree_by_default(monkeypatch):
+    # ("tree", phase 1's block partial by shuffles, waits for its first GPU run)
     monkeypatch.delenv("ROCSAMPLE_WARP", raising=False)
-    assert warp_parts(CUDA) == WARP_PARTS == {"max", "bin", "sum"}
+    assert warp_parts(CUDA) == WARP_DEFAULT == {"max", "bin", "sum"}
+    assert WARP_PARTS == WARP_DEFAULT | {"tree"}
 
 
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators", "x"])
@@ -31,7 +33,10 @@ def test_other_compilers_keep_the_shared_memory_forms(monkeypatch, name):
 
 @pytest.mark.parametrize("value,want", [("0", set()), (" max ", {"max"}), ("max,", {"max"}),
                                         ("bin", {"bin"}), ("bin, max", {"max", "bin"}),
-                                        ("sum", {"sum"}), ("", {"max", "bin", "sum"})])
+                                        ("sum", {"sum"}), ("tree", {"tree"}),
+                                        ("max,bin,sum", {"max", "bin", "sum"}),
+                                        ("max,bin,sum,tree", {"max", "bin", "sum", "tree"}),
+                                        ("", {"max", "bin", "sum"})])
 def test_the_setting_selects_parts(monkeypatch, value, want):
     monkeypatch.setenv("ROCSAMPLE_WARP", value)
     assert warp_parts(CUDA) == want

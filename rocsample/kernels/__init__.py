@@ -52,7 +52,10 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
 
 
 #: The block-wide steps that have a warp form (``warp_parts``).
-WARP_PARTS = frozenset({"max", "bin", "sum"})
+WARP_PARTS = frozenset({"max", "bin", "sum", "tree"})
+#: The ones numba-cuda takes without ``ROCSAMPLE_WARP``: "tree" (written in the fifty-second
+#: session) waits for its gate and its A/B on a GPU (docs/PERF_NOTES.md, "Fifty-second session").
+WARP_DEFAULT = frozenset({"max", "bin", "sum"})
 
 
 def warp_parts(cuda) -> frozenset:
@@ -68,11 +71,18 @@ def warp_parts(cuda) -> frozenset:
     takes two and a serial pass over the groups in every thread. "sum": the histogram path's
     int64 block sums (``block_sum`` in rocsample.kernels.sampling_hist) and the nucleus and rank
     passes' sums before the best tokens, by warp shuffles and one barrier where the tree takes
-    one a level (eight or nine). The simulator has no warp
-    intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so both keep
-    the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP`` overrides
-    the set on numba-cuda for tools/gpu's A/B timings ("0": none); numba's disk cache does not
-    key on it, so each setting needs its own ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
+    one a level (eight or nine). "tree": phase 1's block partial (``_sample_partials_fast_kernel``:
+    the maximum, the draw, the two or four best and their bound; the tile maxima from the
+    threads' maxima) by a butterfly in each warp and one over the warps' partials behind one
+    barrier, where the tree takes one a level (eight at 256 threads); its logprob variants keep
+    the tree (their log-sum-exp pairs merged in another order would round differently). Every
+    part but "tree" by default (``WARP_DEFAULT``): "tree" has run on the simulator only
+    (shuffles emulated, tests/kernels/test_sampling_fast.py), not yet on a GPU. The simulator
+    has no warp intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so
+    both keep the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP``
+    overrides the set on numba-cuda for tools/gpu's A/B timings and gates ("0": none;
+    "max,bin,sum,tree": every part); numba's disk cache does not key on it, so each setting
+    needs its own ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
     ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,
     "Fourteenth session".)
     """
@@ -80,7 +90,7 @@ def warp_parts(cuda) -> frozenset:
         return frozenset()
     want = os.environ.get("ROCSAMPLE_WARP", "").strip()
     if not want:
-        return WARP_PARTS
+        return WARP_DEFAULT
     if want == "0":
         return frozenset()
     parts = frozenset(p.strip() for p in want.split(",") if p.strip())

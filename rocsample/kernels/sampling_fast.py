@@ -657,6 +657,56 @@ def make(cuda, load, h):
 
     WARP = warp_parts(cuda)
 
+    # Phase 1's block partial by shuffles ("tree" in WARP; compiled only where a variant calls
+    # them): butterflies over the warp, each lane merging its partner's partial into its own
+    # (disjoint sets of tokens at every level, so every lane ends with the warp's), by the
+    # rules of merge_max, merge_top2 and merge_top4.
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def warp_top1(v, i):
+        # The largest (v, i) over the warp, ties to the lower i, to every lane.
+        for off in (16, 8, 4, 2, 1):
+            ov = cuda.shfl_xor_sync(_FULL, v, off)
+            oi = cuda.shfl_xor_sync(_FULL, i, off)
+            if ov > v or (ov == v and oi < i):
+                v = ov
+                i = oi
+        return v, i
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def warp_top2(g, gi, g2, gi2):
+        # The two best (score, index) pairs over the warp (each lane's sorted), to every lane.
+        for off in (16, 8, 4, 2, 1):
+            b = cuda.shfl_xor_sync(_FULL, g, off)
+            bi = cuda.shfl_xor_sync(_FULL, gi, off)
+            c = cuda.shfl_xor_sync(_FULL, g2, off)
+            ci = cuda.shfl_xor_sync(_FULL, gi2, off)
+            if b > g or (b == g and bi < gi):
+                # the partner's best leads; the second the better of ours and its second
+                if g > c or (g == c and gi < ci):
+                    c = g
+                    ci = gi
+                g = b
+                gi = bi
+                g2 = c
+                gi2 = ci
+            elif b > g2 or (b == g2 and bi < gi2):
+                g2 = b
+                gi2 = bi
+        return g, gi, g2, gi2
+
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def warp_top4(l0, l1, l2, l3, lu):
+        # The four best composites over the warp and the bound of the rest, to every lane.
+        for off in (16, 8, 4, 2, 1):
+            b0 = cuda.shfl_xor_sync(_FULL, l0, off)
+            b1 = cuda.shfl_xor_sync(_FULL, l1, off)
+            b2 = cuda.shfl_xor_sync(_FULL, l2, off)
+            b3 = cuda.shfl_xor_sync(_FULL, l3, off)
+            bu = cuda.shfl_xor_sync(_FULL, lu, off)
+            l0, l1, l2, l3, d = merge4(l0, l1, l2, l3, b0, b1, b2, b3)
+            lu = max(max(lu, bu), d)
+        return l0, l1, l2, l3, lu
+
     if "max" in WARP:
         @cuda.jit(device=True, cache=JIT_CACHE)
         def warp_max(v):
@@ -912,6 +962,11 @@ def make(cuda, load, h):
         NG2 = MAX_BLOCK if TOP2 and not TOP4 else 1   # the second-best score slots (TOP2)
         NL4 = MAX_BLOCK if TOP4 else 1   # the four-best lists and their bounds (TOP4)
         NUL = MAX_BLOCK if FAST else 1   # the threads the fast pass left unsettled (redraw)
+        # the block's partial by warp shuffles ("tree" in warp_parts), not with the log-sum-exp
+        # (its pairs merged in another order round differently from the tree's); the warps'
+        # partials in sm_wf / sm_wi
+        WT = "tree" in WARP and not LP
+        NW = MAX_BLOCK // 32 if WT else 1
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
         # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
@@ -1173,6 +1228,8 @@ def make(cuda, load, h):
             sm_lb = cuda.shared.array(1, np.int32)
             sm_nu = cuda.shared.array(1, np.int32)
             sm_ul = cuda.shared.array(NUL, np.int32)
+            sm_wf = cuda.shared.array((3, NW), np.float32)
+            sm_wi = cuda.shared.array((8, NW), np.int64)
             t = temp[row]
             k = topk[row]
             # (a drawing variant's seed and position with the row's parameters: loaded after
@@ -1431,83 +1488,175 @@ def make(cuda, load, h):
                     load_round(xr, 0, i, hi, bs1, vals)
                     for u in range(UNROLL):
                         bv, bi, lm, ls = fold(vals[u], i + np.int64(u) * bs1, bv, bi, lm, ls)
+            h1 = _I64_M1
+            h2 = _I64_M1
             if TOP4 and nuc:
                 # the thread's list for the block's four best: its two best as composites (a
                 # token an exact fold put out is below the second), and its bound
-                h1 = _I64_M1
-                h2 = _I64_M1
                 if bgi < np.int64(n):
                     h1 = comp_of(bg, bgi)
                 if bgi2 < np.int64(n):
                     h2 = comp_of(bg2, bgi2)
                     ut = max(ut, h2 - _I64_1)
-                sm_l0[tid] = h1
-                sm_l1[tid] = h2
-                sm_l2[tid] = _I64_M1
-                sm_l3[tid] = _I64_M1
-                sm_lu[tid] = ut
-            sm_v[tid] = bv
-            sm_i[tid] = bi
             if DRAW:
                 if bgi == np.int64(n):
                     bg = _F32_NINF
-                sm_g[tid] = bg
-                sm_gi[tid] = bgi
-                if TOP2 and not TOP4:
-                    if bgi2 == np.int64(n):
-                        bg2 = _F32_NINF
-                    sm_g2[tid] = bg2
-                    sm_gi2[tid] = bgi2
-            if LP:
-                sm_lm[tid] = lm
-                sm_ls[tid] = ls
+                if TOP2 and not TOP4 and bgi2 == np.int64(n):
+                    bg2 = _F32_NINF
             base = np.int64(split) * np.int64(tpt)
             if not FINE and tiles and tpt >= bs:
                 tm[row, base + tid] = bv
-            cuda.syncthreads()
-            # bs is a power of two on this path: after the steps >= tpt, slot t < tpt holds the
-            # maximum over the threads t + m * tpt (tile t).
-            step = bs // 2
-            while step > 0:
-                if tid < step:
-                    o = tid + step
-                    merge_max(sm_v, sm_i, tid, o)
-                    if TOP2 and not TOP4:
-                        merge_top2(sm_g, sm_gi, sm_g2, sm_gi2, tid, o)
-                    elif DRAW:
-                        merge_max(sm_g, sm_gi, tid, o)
+            h3 = _I64_M1
+            h4 = _I64_M1
+            if WT:
+                # the block's partial by warp shuffles: each warp's by a butterfly, then warp
+                # 0's over the warps' (one barrier where the tree below takes one a level); a
+                # tile maximum (tpt < bs: tile t the threads t + m * tpt) from the threads'
+                # maxima in sm_v, read behind the same barrier
+                if not FINE and tiles and tpt < bs:
+                    sm_v[tid] = bv
+                bv, bi = warp_top1(bv, bi)
+                if TOP2 and not TOP4:
+                    bg, bgi, bg2, bgi2 = warp_top2(bg, bgi, bg2, bgi2)
+                elif DRAW:
+                    bg, bgi = warp_top1(bg, bgi)
+                if TOP4 and nuc:
+                    h1, h2, h3, h4, ut = warp_top4(h1, h2, _I64_M1, _I64_M1, ut)
+                wp = tid >> 5
+                if (tid & 31) == 0:
+                    sm_wf[0, wp] = bv
+                    sm_wi[0, wp] = bi
+                    sm_wf[1, wp] = bg
+                    sm_wi[1, wp] = bgi
+                    sm_wf[2, wp] = bg2
+                    sm_wi[2, wp] = bgi2
                     if TOP4 and nuc:
-                        merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, o)
-                    if LP:
-                        sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid], sm_lm[o],
-                                                             sm_ls[o])
+                        sm_wi[3, wp] = h1
+                        sm_wi[4, wp] = h2
+                        sm_wi[5, wp] = h3
+                        sm_wi[6, wp] = h4
+                        sm_wi[7, wp] = ut
                 cuda.syncthreads()
-                if not FINE and tiles and step == tpt and tid < tpt:
-                    tm[row, base + tid] = sm_v[tid]
-                step //= 2
-            if tid == 0:
-                pf[row, split, 0] = sm_v[0]
-                pi[row, split, 0] = sm_i[0]
+                if not FINE and tiles and tpt < bs and tid < tpt:
+                    tmx = sm_v[tid]
+                    tj = tid + tpt
+                    while tj < bs:
+                        if sm_v[tj] > tmx:
+                            tmx = sm_v[tj]
+                        tj += tpt
+                    tm[row, base + tid] = tmx
+                if tid < 32:
+                    # (lanes past the warps: none, -inf at index n and empty lists)
+                    bv = _F32_NINF
+                    bi = np.int64(n)
+                    bg = _F32_NINF
+                    bgi = np.int64(n)
+                    bg2 = _F32_NINF
+                    bgi2 = np.int64(n)
+                    h1 = _I64_M1
+                    h2 = _I64_M1
+                    h3 = _I64_M1
+                    h4 = _I64_M1
+                    ut = _I64_M1
+                    if tid * 32 < bs:
+                        bv = sm_wf[0, tid]
+                        bi = sm_wi[0, tid]
+                        bg = sm_wf[1, tid]
+                        bgi = sm_wi[1, tid]
+                        bg2 = sm_wf[2, tid]
+                        bgi2 = sm_wi[2, tid]
+                        if TOP4 and nuc:
+                            h1 = sm_wi[3, tid]
+                            h2 = sm_wi[4, tid]
+                            h3 = sm_wi[5, tid]
+                            h4 = sm_wi[6, tid]
+                            ut = sm_wi[7, tid]
+                    bv, bi = warp_top1(bv, bi)
+                    if TOP2 and not TOP4:
+                        bg, bgi, bg2, bgi2 = warp_top2(bg, bgi, bg2, bgi2)
+                    elif DRAW:
+                        bg, bgi = warp_top1(bg, bgi)
+                    if TOP4 and nuc:
+                        h1, h2, h3, h4, ut = warp_top4(h1, h2, h3, h4, ut)
+            else:
+                if TOP4 and nuc:
+                    sm_l0[tid] = h1
+                    sm_l1[tid] = h2
+                    sm_l2[tid] = _I64_M1
+                    sm_l3[tid] = _I64_M1
+                    sm_lu[tid] = ut
+                sm_v[tid] = bv
+                sm_i[tid] = bi
                 if DRAW:
-                    pf[row, split, 1] = sm_g[0]
-                    pi[row, split, 1] = sm_gi[0]
+                    sm_g[tid] = bg
+                    sm_gi[tid] = bgi
+                    if TOP2 and not TOP4:
+                        sm_g2[tid] = bg2
+                        sm_gi2[tid] = bgi2
+                if LP:
+                    sm_lm[tid] = lm
+                    sm_ls[tid] = ls
+                cuda.syncthreads()
+                # bs is a power of two on this path: after the steps >= tpt, slot t < tpt holds
+                # the maximum over the threads t + m * tpt (tile t).
+                step = bs // 2
+                while step > 0:
+                    if tid < step:
+                        o = tid + step
+                        merge_max(sm_v, sm_i, tid, o)
+                        if TOP2 and not TOP4:
+                            merge_top2(sm_g, sm_gi, sm_g2, sm_gi2, tid, o)
+                        elif DRAW:
+                            merge_max(sm_g, sm_gi, tid, o)
+                        if TOP4 and nuc:
+                            merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, o)
+                        if LP:
+                            sm_lm[tid], sm_ls[tid] = lse_merge32(sm_lm[tid], sm_ls[tid],
+                                                                 sm_lm[o], sm_ls[o])
+                    cuda.syncthreads()
+                    if not FINE and tiles and step == tpt and tid < tpt:
+                        tm[row, base + tid] = sm_v[tid]
+                    step //= 2
+                if tid == 0:
+                    bv = sm_v[0]
+                    bi = sm_i[0]
+                    if DRAW:
+                        bg = sm_g[0]
+                        bgi = sm_gi[0]
+                        if TOP2 and not TOP4:
+                            bg2 = sm_g2[0]
+                            bgi2 = sm_gi2[0]
+                    if TOP4 and nuc:
+                        h2 = sm_l1[0]
+                        h3 = sm_l2[0]
+                        h4 = sm_l3[0]
+                        ut = sm_lu[0]
+                    if LP:
+                        lm = sm_lm[0]
+                        ls = sm_ls[0]
+            if tid == 0:
+                pf[row, split, 0] = bv
+                pi[row, split, 0] = bi
+                if DRAW:
+                    pf[row, split, 1] = bg
+                    pi[row, split, 1] = bgi
                     if TOP4:
                         # (slot 1 holds the best; its second to fourth as composites, -1 for
                         # none, and the bound of every token the block did not keep)
                         if nuc:
-                            pi[row, split, 3] = sm_l1[0]
-                            pi[row, split, 4] = sm_l2[0]
-                            pi[row, split, 5] = sm_l3[0]
-                            pi[row, split, 6] = sm_lu[0]
+                            pi[row, split, 3] = h2
+                            pi[row, split, 4] = h3
+                            pi[row, split, 5] = h4
+                            pi[row, split, 6] = ut
                     elif TOP2:
-                        pf[row, split, 4] = sm_g2[0]
-                        pi[row, split, 3] = sm_gi2[0]
+                        pf[row, split, 4] = bg2
+                        pi[row, split, 3] = bgi2
                 else:
                     pf[row, split, 1] = _F32_NINF
                     pi[row, split, 1] = np.int64(n)
                 if LP:
-                    pf[row, split, 2] = sm_lm[0]
-                    pf[row, split, 3] = sm_ls[0]
+                    pf[row, split, 2] = lm
+                    pf[row, split, 3] = ls
                 else:
                     pf[row, split, 2] = _F32_NINF
                     pf[row, split, 3] = _F32_0

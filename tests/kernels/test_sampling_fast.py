@@ -671,3 +671,99 @@ def test_drawing_near_ties_fall_back_to_the_exact_draw(backend, shape, lp, fast3
                       **params)
         assert [int(t) for t in got[:2]] == peaks[:2]
     fast3(not lp)   # (logprob calls keep two quads a round)
+
+
+def _emulate_warp_shuffles(monkeypatch):
+    # numba-cuda's simulator has no warp shuffles: shfl_xor_sync for a 32-lane warp whose lanes
+    # all call it, each a Python thread (its value into the warp's buffer, a barrier, the
+    # partner's value out, a barrier). The simulator's block barrier never sees these waits.
+    import threading
+
+    from numba.cuda.simulator import kernelapi
+
+    lock = threading.Lock()
+    warps = {}
+    calls = []
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        t = threading.current_thread()
+        calls.append(1)
+        lane = t.thread_id % 32
+        key = (t.blockIdx.x, t.blockIdx.y, t.blockIdx.z, t.thread_id // 32)
+        with lock:
+            w = warps.get(key)
+            if w is None:
+                w = warps[key] = (threading.Barrier(32, timeout=300), [None] * 32)
+        bar, buf = w
+        buf[lane] = value
+        bar.wait()
+        got = buf[lane ^ int(lane_mask)]
+        bar.wait()
+        return got
+
+    monkeypatch.setattr(kernelapi.FakeCUDAModule, "shfl_xor_sync", shfl_xor_sync,
+                        raising=False)
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["mixed", "temperature", "temperature-short", "logprobs",
+                                  "top_p", "top_k", "min_p", "chain"])
+def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, mode):
+    # "tree" in rocsample.kernels.warp_parts: phase 1's block partial (maximum, draw, second
+    # best, four best and bound; the tile maxima from the threads' maxima) by warp butterflies
+    # and one barrier, on numba-cuda with ROCSAMPLE_WARP=max,bin,sum,tree (not yet by default:
+    # rocsample.kernels.WARP_DEFAULT; the kernels are built once a process, so on cuda this
+    # test takes whichever form the process has). Here in blocks of two 32-lane warps, every
+    # mode's variant: a greedy row beside a drawing one, temperature with and without the fast
+    # pass, logprobs (the tree kept), top_p (the nucleus pass's two best), top_k 1000 (the
+    # plain rank route's four best), min_p (the histogram path's state) and the chain (tile
+    # maxima, tpt < block). The reference's tokens on every device backend; on sim also the
+    # whole scratch (partials, row state, tile maxima) the same as the shared-memory tree's,
+    # with the shuffles emulated and the kernels built again with the part. (Tokens alone
+    # would miss a partial that is merely looser: the later passes stay exact over it.)
+    if not backend.is_device:
+        pytest.skip("phase 1 is a device launch (cpu runs the reference)")
+    monkeypatch.setattr(router, "NUC_FINISH_VOCAB", 0)
+    monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
+    block = 64
+    # 26 tokens a lane: the fast pass (from 24); the short form 6 (the exact loops); the
+    # chain's 17 splits: tiles of 32 threads' maxima (tpt 32: the plan halves it for them)
+    per = 6 if mode == "temperature-short" else 26
+    splits = 17 if mode == "chain" else 3
+    vocab = splits * per * block
+    params = {"mixed": dict(temperature=np.array([0.0, 0.8], np.float32)),
+              "temperature": dict(temperature=0.8), "temperature-short": dict(temperature=0.8),
+              "logprobs": dict(temperature=0.8), "top_p": dict(top_p=0.9),
+              "top_k": dict(top_k=1000), "min_p": dict(min_p=0.05),
+              "chain": dict(temperature=0.8, top_k=20, top_p=0.9)}[mode]
+    rng = np.random.default_rng(17)
+    lg = (rng.normal(size=(2, vocab)) * 2).astype(np.float32)
+    lg[1, 5] = 40.0   # one row with a clear maximum at an index the first warp holds
+    lp = mode == "logprobs"
+    names = ("pf", "pi", "si", "sf", "tm")
+
+    def run():
+        s = rs.Sampler(2, vocab, "float32", _splits=splits, _block=block)
+        if mode == "chain":
+            assert s.plan.tpt < block
+        if backend.name == "sim":
+            for name in names:   # (no slot left from another run)
+                v = scratch_view(backend, s, name)
+                v.copy_to_device(np.full(v.shape, 7, v.dtype))
+        res = s(lg, seed=9, position=2, return_logprobs=lp, **params)
+        tok, got_lp = (res[0], res[1]) if lp else (res, None)
+        compare(backend, lg, tok, got_lp, seed=9, position=2, **params)
+        return {name: host(backend, scratch_view(backend, s, name)) for name in names}
+
+    if backend.name != "sim":
+        run()
+        return
+    want = run()
+    calls = _emulate_warp_shuffles(monkeypatch)
+    monkeypatch.setattr(KF, "warp_parts", lambda cuda: frozenset({"tree"}))
+    monkeypatch.setattr(backend, "_kernel_cache", {})
+    got = run()
+    # (the logprob variant keeps the tree: its log-sum-exp pairs would round otherwise)
+    assert (len(calls) > 0) == (not lp)
+    for name in names:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
