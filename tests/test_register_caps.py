@@ -74,7 +74,8 @@ def test_other_compilers_take_no_cap(monkeypatch, name):
                                           ("0", {"max_registers": 64}),
                                           ("", {"max_registers": 64})])
 def test_the_lineinfo_setting_reaches_numba_cudas_options(monkeypatch, setting, want):
-    # tools/gpu/s52_top4.sh's source-level profile of phase 1 (ncu SourceCounters)
+    # a source-level profile of phase 1 (ncu SourceCounters: BENCHMARKS.md, the fifty-second
+    # session)
     monkeypatch.delenv("ROCSAMPLE_MAX_REGISTERS", raising=False)
     monkeypatch.setenv("ROCSAMPLE_LINEINFO", setting)
     assert register_cap(_module("numba.cuda.decorators"), "partials_fast", 64) == want

@@ -6,7 +6,8 @@ and "All", else the first "Sampling" column) and "Instructions Executed" where p
 the total, the samples summed by the source text's first word (for SASS: the opcode family, e.g.
 BAR, MEMBAR, LDG, MUFU; predicates dropped) and the TOP rows by samples. A file it cannot read
 that way: its first lines, so the raw CSV still says what went wrong. Usage:
-``python3 tools/gpu/ncu_source.py CSV [TOP]`` (tools/gpu/s52_top4.sh)."""
+``python3 tools/gpu/ncu_source.py CSV [TOP]`` (BENCHMARKS.md, the fifty-second session: the
+exported SASS view has the samples; the Python-line view came without them)."""
 
 import csv
 import sys
