@@ -76,21 +76,27 @@ def _arg_type(a) -> dict:
 
 def install(backend, path: str) -> None:
     seen: dict[str, dict] = {}
-    where: dict[int, tuple[str, str]] = {}
+    where: dict[int, tuple[str, str, object]] = {}
     lock = threading.Lock()
     launch = backend.launch
 
     def locate(kernel) -> tuple[str, str] | None:
+        # (the map holds the objects it names: a test that builds the kernels again in a
+        # namespace of its own and lets it go would otherwise free ids that later kernels take,
+        # and those were recorded under the old names; an entry for another object is stale)
         hit = where.get(id(kernel))
-        if hit is None:
+        if hit is None or hit[2] is not kernel:
             for key, ns in list(backend._kernel_cache.items()):
                 if not key[0].startswith("rocsample."):
                     continue  # a test's own kernels: not the library's
                 build = f"{key[0]}:{key[1]}"
                 for p, obj in _paths(ns):
-                    where.setdefault(id(obj), (build, p))
+                    if where.get(id(obj), (None, None, None))[2] is not obj:
+                        where[id(obj)] = (build, p, obj)
             hit = where.get(id(kernel))
-        return hit
+            if hit is None or hit[2] is not kernel:
+                return None
+        return hit[0], hit[1]
 
     def recording_launch(kernel, grid, block, stream, *args):
         with lock:
