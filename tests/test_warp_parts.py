@@ -18,11 +18,12 @@ def _module(jit_module):
 CUDA = _module("numba.cuda.decorators")
 
 
-def test_numba_cuda_takes_every_warp_form_but_the_tree_by_default(monkeypatch):
-    # ("tree", phase 1's block partial by shuffles, waits for its first GPU run)
+def test_numba_cuda_takes_every_warp_form_but_the_tree_and_tail_by_default(monkeypatch):
+    # ("tree" and "tail", phase 1's block partial and fused tail by shuffles, wait for their
+    # first GPU run)
     monkeypatch.delenv("ROCSAMPLE_WARP", raising=False)
     assert warp_parts(CUDA) == WARP_DEFAULT == {"max", "bin", "sum"}
-    assert WARP_PARTS == WARP_DEFAULT | {"tree"}
+    assert WARP_PARTS == WARP_DEFAULT | {"tree", "tail"}
 
 
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators", "x"])
@@ -36,6 +37,7 @@ def test_other_compilers_keep_the_shared_memory_forms(monkeypatch, name):
                                         ("sum", {"sum"}), ("tree", {"tree"}),
                                         ("max,bin,sum", {"max", "bin", "sum"}),
                                         ("max,bin,sum,tree", {"max", "bin", "sum", "tree"}),
+                                        ("tail", {"tail"}),
                                         ("", {"max", "bin", "sum"})])
 def test_the_setting_selects_parts(monkeypatch, value, want):
     monkeypatch.setenv("ROCSAMPLE_WARP", value)

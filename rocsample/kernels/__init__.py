@@ -52,9 +52,10 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
 
 
 #: The block-wide steps that have a warp form (``warp_parts``).
-WARP_PARTS = frozenset({"max", "bin", "sum", "tree"})
-#: The ones numba-cuda takes without ``ROCSAMPLE_WARP``: "tree" (written in the fifty-second
-#: session) waits for its gate and its A/B on a GPU (docs/PERF_NOTES.md, "Fifty-second session").
+WARP_PARTS = frozenset({"max", "bin", "sum", "tree", "tail"})
+#: The ones numba-cuda takes without ``ROCSAMPLE_WARP``: "tree" and "tail" (written in the
+#: fifty-second session) wait for their gate and A/B on a GPU (docs/PERF_NOTES.md, "Fifty-second
+#: session").
 WARP_DEFAULT = frozenset({"max", "bin", "sum"})
 
 
@@ -75,13 +76,16 @@ def warp_parts(cuda) -> frozenset:
     the maximum, the draw, the two or four best and their bound; the tile maxima from the
     threads' maxima) by a butterfly in each warp and one over the warps' partials behind one
     barrier, where the tree takes one a level (eight at 256 threads); its logprob variants keep
-    the tree (their log-sum-exp pairs merged in another order would round differently). Every
-    part but "tree" by default (``WARP_DEFAULT``): "tree" has run on the simulator only
+    the tree (their log-sum-exp pairs merged in another order would round differently). "tail":
+    phase 1's fused tail (the row's last block) takes the row's maximum and best score by two
+    ``block_max`` calls and the TOP4 row's four best by warp butterflies behind one barrier,
+    instead of trees of eight or nine levels; logprob variants keep the trees. Every part but
+    "tree" and "tail" by default (``WARP_DEFAULT``): those two have run on the simulator only
     (shuffles emulated, tests/kernels/test_sampling_fast.py), not yet on a GPU. The simulator
     has no warp intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so
     both keep the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP``
     overrides the set on numba-cuda for tools/gpu's A/B timings and gates ("0": none;
-    "max,bin,sum,tree": every part); numba's disk cache does not key on it, so each setting
+    "max,bin,sum,tree,tail": every part); numba's disk cache does not key on it, so each setting
     needs its own ``NUMBA_CACHE_DIR``. (Warp-aggregated appends and histogram adds, by ballots and
     ``match_any_sync``, were timed on the H200 and were slower: docs/PERF_NOTES.md,
     "Fourteenth session".)

@@ -966,7 +966,11 @@ def make(cuda, load, h):
         # (its pairs merged in another order round differently from the tree's); the warps'
         # partials in sm_wf / sm_wi
         WT = "tree" in WARP and not LP
-        NW = MAX_BLOCK // 32 if WT else 1
+        # the row's last block's tail by block maxima and (TOP4) warp butterflies ("tail"),
+        # not with the log-sum-exp either, nor in the three-quad fast forms (offline on sm_90
+        # it made their temperature and TOP2 forms spill 36 and 12 bytes at 64 registers)
+        TL = "tail" in WARP and not LP and not Q3
+        NW = MAX_BLOCK // 32 if WT or TL else 1
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
         # fast loop, which ptxas then fits in 64 registers (4 blocks an SM, one wave of the
@@ -1680,17 +1684,31 @@ def make(cuda, load, h):
             cuda.syncthreads()
             if last_blk[0] == 0:
                 return
-            tail_reduce(pf, pi, row, n, nsplit, 1 if DRAW else 0, 1 if LP else 0, tid, bs, sm_i,
-                        sm_gi, sm_dm, sm_ds)
-            cv = sm_i[0]
+            if TL:
+                # the row's maximum and best score by two block maxima (block_max: a warp's
+                # butterfly and one pass over the warps' where "max" is on) instead of the tree
+                cv, cg, _lm, _ls = split_fold(pf, pi, row, n, nsplit, 1 if DRAW else 0, 0, tid,
+                                              bs)
+                cv = block_max(sm_i, cv, tid, bs)
+                if DRAW:
+                    cg = block_max(sm_gi, cg, tid, bs)
+            else:
+                tail_reduce(pf, pi, row, n, nsplit, 1 if DRAW else 0, 1 if LP else 0, tid, bs,
+                            sm_i, sm_gi, sm_dm, sm_ds)
+                cv = sm_i[0]
+                cg = _I64_M1
+                if DRAW:
+                    cg = sm_gi[0]
             lse = _F64_NAN
             if LP and sm_ds[0] > _F64_0:
                 lse = sm_dm[0] + math.log(sm_ds[0])
             if nuc and TOP4:
                 # the row's four best scores for the nucleus pass: every split's list folded by
                 # its thread (one read), then the threads' lists by a tree over the first
-                # min(nsplit, bs); the third and fourth only above every bound (see top4)
-                c1 = sm_gi[0]
+                # min(nsplit, bs) (TL: by warp butterflies, then warp 0's over the warps'
+                # lists behind one barrier); the third and fourth only above every bound (see
+                # top4)
+                c1 = cg
                 t0 = _I64_M1
                 t1 = _I64_M1
                 t2 = _I64_M1
@@ -1710,26 +1728,54 @@ def make(cuda, load, h):
                     t0, t1, t2, t3, d = merge4(t0, t1, t2, t3, b0, b1, b2, b3)
                     u = max(u, d)
                     s += bs
-                sm_l0[tid] = t0
-                sm_l1[tid] = t1
-                sm_l2[tid] = t2
-                sm_l3[tid] = t3
-                sm_lu[tid] = u
-                cuda.syncthreads()
-                w = 1
-                while w < nsplit and w < bs:
-                    w *= 2
-                step = w // 2
-                while step > 0:
-                    if tid < step:
-                        merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, tid + step)
+                if TL:
+                    t0, t1, t2, t3, u = warp_top4(t0, t1, t2, t3, u)
+                    if (tid & 31) == 0:
+                        wp = tid >> 5
+                        sm_wi[3, wp] = t0
+                        sm_wi[4, wp] = t1
+                        sm_wi[5, wp] = t2
+                        sm_wi[6, wp] = t3
+                        sm_wi[7, wp] = u
                     cuda.syncthreads()
-                    step //= 2
+                    if tid < 32:
+                        t0 = _I64_M1
+                        t1 = _I64_M1
+                        t2 = _I64_M1
+                        t3 = _I64_M1
+                        u = _I64_M1
+                        if tid * 32 < bs:
+                            t0 = sm_wi[3, tid]
+                            t1 = sm_wi[4, tid]
+                            t2 = sm_wi[5, tid]
+                            t3 = sm_wi[6, tid]
+                            u = sm_wi[7, tid]
+                        t0, t1, t2, t3, u = warp_top4(t0, t1, t2, t3, u)
+                else:
+                    sm_l0[tid] = t0
+                    sm_l1[tid] = t1
+                    sm_l2[tid] = t2
+                    sm_l3[tid] = t3
+                    sm_lu[tid] = u
+                    cuda.syncthreads()
+                    w = 1
+                    while w < nsplit and w < bs:
+                        w *= 2
+                    step = w // 2
+                    while step > 0:
+                        if tid < step:
+                            merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, tid + step)
+                        cuda.syncthreads()
+                        step //= 2
+                    if tid == 0:
+                        u = sm_lu[0]
+                        t1 = sm_l1[0]
+                        t2 = sm_l2[0]
+                        t3 = sm_l3[0]
                 if tid == 0:
-                    u = sm_lu[0]
-                    c2 = sm_l1[0]
-                    c3 = sm_l2[0]
-                    c4 = sm_l3[0]
+                    c2 = t1
+                    c3 = t2
+                    c4 = t3
                     si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
                     si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
                     si[row, HS_W3] = comp_token(c3) if c3 >= _I64_0 and c3 > u else _I64_M1
@@ -1744,7 +1790,7 @@ def make(cuda, load, h):
                 # the row's two best scores for the nucleus pass: the best from the tree, the
                 # second the best below it over every split's two (no third or fourth: the
                 # finishing form reads them)
-                c1 = sm_gi[0]
+                c1 = cg
                 cuda.syncthreads()
                 c2 = second_best(pf, pi, row, n, nsplit, c1, tid)
                 c2 = block_max(sm_gi, c2, tid, bs)
@@ -1788,7 +1834,7 @@ def make(cuda, load, h):
                 else:
                     c = cv
                     if DRAW and mode == MODE_RACE:
-                        c = sm_gi[0]
+                        c = cg
                     put_token(xr, 0, comp_token(c), 1 if LP else 0, lse, row, tokens, logprobs,
                               status)
 

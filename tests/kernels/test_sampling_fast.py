@@ -706,20 +706,33 @@ def _emulate_warp_shuffles(monkeypatch):
     return calls
 
 
+def pytest_generate_tests(metafunc):
+    # the warp parts the shuffle test rebuilds the kernels with: on sim each form; a GPU
+    # backend builds its kernels once a process, so there it runs once, on the process's form
+    if "warp_parts" in metafunc.fixturenames:
+        sim = metafunc.config.getoption("--backend") == "sim"
+        metafunc.parametrize("warp_parts", ["max,tree", "max,tail", "max,tree,tail"] if sim
+                             else ["process"])
+
+
 @pytest.mark.parametrize("mode", ["mixed", "temperature", "temperature-short", "logprobs",
-                                  "top_p", "top_k", "min_p", "chain"])
-def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, mode):
+                                  "top_p", "top_k", "top_k-fast", "min_p", "chain"])
+def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, mode,
+                                                         warp_parts):
     # "tree" in rocsample.kernels.warp_parts: phase 1's block partial (maximum, draw, second
     # best, four best and bound; the tile maxima from the threads' maxima) by warp butterflies
-    # and one barrier, on numba-cuda with ROCSAMPLE_WARP=max,bin,sum,tree (not yet by default:
+    # and one barrier; "tail": its fused tail (the row's last block: the row's maximum and best
+    # score, a TOP4 row's four best) by block maxima and butterflies. On numba-cuda with
+    # ROCSAMPLE_WARP=max,bin,sum,tree,tail (not yet by default:
     # rocsample.kernels.WARP_DEFAULT; the kernels are built once a process, so on cuda this
     # test takes whichever form the process has). Here in blocks of two 32-lane warps, every
     # mode's variant: a greedy row beside a drawing one, temperature with and without the fast
     # pass, logprobs (the tree kept), top_p (the nucleus pass's two best), top_k 1000 (the
-    # plain rank route's four best), min_p (the histogram path's state) and the chain (tile
+    # plain rank route's four best, with and without the fast pass), min_p (the histogram path's state) and the chain (tile
     # maxima, tpt < block). The reference's tokens on every device backend; on sim also the
-    # whole scratch (partials, row state, tile maxima) the same as the shared-memory tree's,
-    # with the shuffles emulated and the kernels built again with the part. (Tokens alone
+    # whole scratch (partials, row state, tile maxima) the same as the shared-memory forms',
+    # with the shuffles emulated and the kernels built again with the parts (and "max", whose
+    # block_max the tail calls, as numba-cuda has it). (Tokens alone
     # would miss a partial that is merely looser: the later passes stay exact over it.)
     if not backend.is_device:
         pytest.skip("phase 1 is a device launch (cpu runs the reference)")
@@ -727,18 +740,24 @@ def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, m
     monkeypatch.setattr(router, "NUC_RANK_PLAIN_TOP2_ROWS", 0)
     block = 64
     # 26 tokens a lane: the fast pass (from 24); the short form 6 (the exact loops); the
-    # chain's 17 splits: tiles of 32 threads' maxima (tpt 32: the plan halves it for them)
-    per = 6 if mode == "temperature-short" else 26
-    splits = 17 if mode == "chain" else 3
+    # chain's 17 splits: tiles of 32 threads' maxima (tpt 32: the plan halves it for them);
+    # top_k's 40: the tail's four-best lists in both warps of the row's last block (the exact
+    # loops: 8 x 151936's form)
+    per = 6 if mode in ("temperature-short", "top_k") else 26
+    splits = {"chain": 17, "top_k": 40}.get(mode, 3)
     vocab = splits * per * block
     params = {"mixed": dict(temperature=np.array([0.0, 0.8], np.float32)),
               "temperature": dict(temperature=0.8), "temperature-short": dict(temperature=0.8),
               "logprobs": dict(temperature=0.8), "top_p": dict(top_p=0.9),
-              "top_k": dict(top_k=1000), "min_p": dict(min_p=0.05),
+              "top_k": dict(top_k=1000), "top_k-fast": dict(top_k=1000),
+              "min_p": dict(min_p=0.05),
               "chain": dict(temperature=0.8, top_k=20, top_p=0.9)}[mode]
     rng = np.random.default_rng(17)
     lg = (rng.normal(size=(2, vocab)) * 2).astype(np.float32)
     lg[1, 5] = 40.0   # one row with a clear maximum at an index the first warp holds
+    # and one whose best scores all lie in the last split (the row's last block's second warp
+    # holds them in the tail where there are more than 32 splits)
+    lg[0, -6:] = np.linspace(12.0, 9.5, 6, dtype=np.float32)
     lp = mode == "logprobs"
     names = ("pf", "pi", "si", "sf", "tm")
 
@@ -760,10 +779,16 @@ def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, m
         return
     want = run()
     calls = _emulate_warp_shuffles(monkeypatch)
-    monkeypatch.setattr(KF, "warp_parts", lambda cuda: frozenset({"tree"}))
+    monkeypatch.setattr(KF, "warp_parts", lambda cuda: frozenset(warp_parts.split(",")))
     monkeypatch.setattr(backend, "_kernel_cache", {})
     got = run()
     # (the logprob variant keeps the tree: its log-sum-exp pairs would round otherwise)
     assert (len(calls) > 0) == (not lp)
+    if mode == "top_k-fast":
+        # (the fast pass's four-best lists past the second, and their bound, depend on when
+        # each thread saw the block's published bound: the simulator's thread timing)
+        got["pi"][:, :, 4:7] = want["pi"][:, :, 4:7]
+        late = [KF.HS_W3, KF.HS_W4, KF.HS_NS3, KF.HS_NS4]
+        got["si"][:, late] = want["si"][:, late]
     for name in names:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
