@@ -707,6 +707,23 @@ def make(cuda, load, h):
             lu = max(max(lu, bu), d)
         return l0, l1, l2, l3, lu
 
+    @cuda.jit(device=True, cache=JIT_CACHE)
+    def warps_top4(sm, tid, bs):
+        # Warp 0's merge of the warps' four-best lists and bounds, which each warp's lane 0 put
+        # in sm[3:8, warp] before a barrier (lanes past the warps: empty lists), to its lanes.
+        l0 = _I64_M1
+        l1 = _I64_M1
+        l2 = _I64_M1
+        l3 = _I64_M1
+        lu = _I64_M1
+        if tid * 32 < bs:
+            l0 = sm[3, tid]
+            l1 = sm[4, tid]
+            l2 = sm[5, tid]
+            l3 = sm[6, tid]
+            lu = sm[7, tid]
+        return warp_top4(l0, l1, l2, l3, lu)
+
     if "max" in WARP:
         @cuda.jit(device=True, cache=JIT_CACHE)
         def warp_max(v):
@@ -1557,11 +1574,6 @@ def make(cuda, load, h):
                     bgi = np.int64(n)
                     bg2 = _F32_NINF
                     bgi2 = np.int64(n)
-                    h1 = _I64_M1
-                    h2 = _I64_M1
-                    h3 = _I64_M1
-                    h4 = _I64_M1
-                    ut = _I64_M1
                     if tid * 32 < bs:
                         bv = sm_wf[0, tid]
                         bi = sm_wi[0, tid]
@@ -1569,19 +1581,13 @@ def make(cuda, load, h):
                         bgi = sm_wi[1, tid]
                         bg2 = sm_wf[2, tid]
                         bgi2 = sm_wi[2, tid]
-                        if TOP4 and nuc:
-                            h1 = sm_wi[3, tid]
-                            h2 = sm_wi[4, tid]
-                            h3 = sm_wi[5, tid]
-                            h4 = sm_wi[6, tid]
-                            ut = sm_wi[7, tid]
                     bv, bi = warp_top1(bv, bi)
                     if TOP2 and not TOP4:
                         bg, bgi, bg2, bgi2 = warp_top2(bg, bgi, bg2, bgi2)
                     elif DRAW:
                         bg, bgi = warp_top1(bg, bgi)
                     if TOP4 and nuc:
-                        h1, h2, h3, h4, ut = warp_top4(h1, h2, h3, h4, ut)
+                        h1, h2, h3, h4, ut = warps_top4(sm_wi, tid, bs)
             else:
                 if TOP4 and nuc:
                     sm_l0[tid] = h1
@@ -1739,18 +1745,7 @@ def make(cuda, load, h):
                         sm_wi[7, wp] = u
                     cuda.syncthreads()
                     if tid < 32:
-                        t0 = _I64_M1
-                        t1 = _I64_M1
-                        t2 = _I64_M1
-                        t3 = _I64_M1
-                        u = _I64_M1
-                        if tid * 32 < bs:
-                            t0 = sm_wi[3, tid]
-                            t1 = sm_wi[4, tid]
-                            t2 = sm_wi[5, tid]
-                            t3 = sm_wi[6, tid]
-                            u = sm_wi[7, tid]
-                        t0, t1, t2, t3, u = warp_top4(t0, t1, t2, t3, u)
+                        t0, t1, t2, t3, u = warps_top4(sm_wi, tid, bs)
                 else:
                     sm_l0[tid] = t0
                     sm_l1[tid] = t1
