@@ -706,17 +706,26 @@ def _emulate_warp_shuffles(monkeypatch):
     return calls
 
 
+_SHUFFLE_MODES = ("mixed", "temperature", "temperature-short", "logprobs", "top_p", "top_k",
+                  "top_k-fast", "min_p", "chain")
+
+
 def pytest_generate_tests(metafunc):
-    # the warp parts the shuffle test rebuilds the kernels with: on sim each form; a GPU
-    # backend builds its kernels once a process, so there it runs once, on the process's form
+    # the shuffle test's (mode, warp parts): on sim every mode with both parts, and each part
+    # alone (the other's shared-memory form beside it) where both change the kernel's
+    # scratch: the four-best lists of top_k's exact and fast forms, and the chain's tile
+    # maxima; a GPU backend builds its kernels once a process, so there every mode runs once,
+    # on the process's form
     if "warp_parts" in metafunc.fixturenames:
-        sim = metafunc.config.getoption("--backend") == "sim"
-        metafunc.parametrize("warp_parts", ["max,tree", "max,tail", "max,tree,tail"] if sim
-                             else ["process"])
+        if metafunc.config.getoption("--backend") == "sim":
+            cases = [(m, "max,tree,tail") for m in _SHUFFLE_MODES]
+            cases += [(m, w) for m in ("top_k", "top_k-fast", "chain")
+                      for w in ("max,tree", "max,tail")]
+        else:
+            cases = [(m, "process") for m in _SHUFFLE_MODES]
+        metafunc.parametrize(("mode", "warp_parts"), cases)
 
 
-@pytest.mark.parametrize("mode", ["mixed", "temperature", "temperature-short", "logprobs",
-                                  "top_p", "top_k", "top_k-fast", "min_p", "chain"])
 def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, mode,
                                                          warp_parts):
     # "tree" in rocsample.kernels.warp_parts: phase 1's block partial (maximum, draw, second
