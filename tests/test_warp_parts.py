@@ -18,12 +18,10 @@ def _module(jit_module):
 CUDA = _module("numba.cuda.decorators")
 
 
-def test_numba_cuda_takes_every_warp_form_but_the_tree_and_tail_by_default(monkeypatch):
-    # ("tree" and "tail", phase 1's block partial and fused tail by shuffles, wait for their
-    # first GPU run)
+def test_numba_cuda_takes_every_warp_form_by_default(monkeypatch):
     monkeypatch.delenv("ROCSAMPLE_WARP", raising=False)
-    assert warp_parts(CUDA) == WARP_DEFAULT == {"max", "bin", "sum"}
-    assert WARP_PARTS == WARP_DEFAULT | {"tree", "tail"}
+    assert warp_parts(CUDA) == WARP_DEFAULT == {"max", "bin", "sum", "tree", "tail"}
+    assert WARP_PARTS == WARP_DEFAULT
 
 
 @pytest.mark.parametrize("name", ["numba.cuda.simulator.api", "numba.hip.decorators", "x"])
@@ -38,7 +36,7 @@ def test_other_compilers_keep_the_shared_memory_forms(monkeypatch, name):
                                         ("max,bin,sum", {"max", "bin", "sum"}),
                                         ("max,bin,sum,tree", {"max", "bin", "sum", "tree"}),
                                         ("tail", {"tail"}),
-                                        ("", {"max", "bin", "sum"})])
+                                        ("", {"max", "bin", "sum", "tree", "tail"})])
 def test_the_setting_selects_parts(monkeypatch, value, want):
     monkeypatch.setenv("ROCSAMPLE_WARP", value)
     assert warp_parts(CUDA) == want

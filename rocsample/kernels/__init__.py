@@ -53,10 +53,9 @@ def register_cap(cuda, family: str, default: int | None) -> dict:
 
 #: The block-wide steps that have a warp form (``warp_parts``).
 WARP_PARTS = frozenset({"max", "bin", "sum", "tree", "tail"})
-#: The ones numba-cuda takes without ``ROCSAMPLE_WARP``: "tree" and "tail" (written in the
-#: fifty-second session) wait for their gate and A/B on a GPU (docs/PERF_NOTES.md, "Fifty-second
-#: session").
-WARP_DEFAULT = frozenset({"max", "bin", "sum"})
+#: The ones numba-cuda takes without ``ROCSAMPLE_WARP`` (every one: "tree" and "tail" since the
+#: fifty-third session's gate and A/B on an H100, docs/PERF_NOTES.md).
+WARP_DEFAULT = frozenset({"max", "bin", "sum", "tree", "tail"})
 
 
 def warp_parts(cuda) -> frozenset:
@@ -73,15 +72,14 @@ def warp_parts(cuda) -> frozenset:
     int64 block sums (``block_sum`` in rocsample.kernels.sampling_hist) and the nucleus and rank
     passes' sums before the best tokens, by warp shuffles and one barrier where the tree takes
     one a level (eight or nine). "tree": phase 1's block partial (``_sample_partials_fast_kernel``:
-    the maximum, the draw, the two or four best and their bound; the tile maxima from the
-    threads' maxima) by a butterfly in each warp and one over the warps' partials behind one
-    barrier, where the tree takes one a level (eight at 256 threads); its logprob variants keep
-    the tree (their log-sum-exp pairs merged in another order would round differently). "tail":
-    phase 1's fused tail (the row's last block) takes the row's maximum and best score by two
-    ``block_max`` calls and the TOP4 row's four best by warp butterflies behind one barrier,
-    instead of trees of eight or nine levels; logprob variants keep the trees. Every part but
-    "tree" and "tail" by default (``WARP_DEFAULT``): those two have run on the simulator only
-    (shuffles emulated, tests/kernels/test_sampling_fast.py), not yet on a GPU. The simulator
+    the maximum, the draw, the two best; the tile maxima from the threads' maxima) by a
+    butterfly in each warp and one over the warps' partials behind one barrier, where the tree
+    takes one a level (eight at 256 threads). "tail": phase 1's fused tail (the row's last
+    block) takes the row's maximum and best score by two ``block_max`` calls instead of trees of
+    eight or nine levels. Both leave the logprob variants their trees (log-sum-exp pairs merged
+    in another order would round differently), and the four-best (TOP4) forms too: their
+    butterflies made top_k 1000 at 8 x 151936 12% slower on an H100. Every part by default
+    (``WARP_DEFAULT``; the A/B in docs/PERF_NOTES.md, "Fifty-third session"). The simulator
     has no warp intrinsics and numba-hip's are not used (gfx1151 is wave32, gfx942 wave64), so
     both keep the shared-memory forms; the results are the same either way. ``ROCSAMPLE_WARP``
     overrides the set on numba-cuda for tools/gpu's A/B timings and gates ("0": none;

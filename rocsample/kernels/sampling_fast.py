@@ -660,7 +660,7 @@ def make(cuda, load, h):
     # Phase 1's block partial by shuffles ("tree" in WARP; compiled only where a variant calls
     # them): butterflies over the warp, each lane merging its partner's partial into its own
     # (disjoint sets of tokens at every level, so every lane ends with the warp's), by the
-    # rules of merge_max, merge_top2 and merge_top4.
+    # rules of merge_max and merge_top2.
     @cuda.jit(device=True, cache=JIT_CACHE)
     def warp_top1(v, i):
         # The largest (v, i) over the warp, ties to the lower i, to every lane.
@@ -693,36 +693,6 @@ def make(cuda, load, h):
                 g2 = b
                 gi2 = bi
         return g, gi, g2, gi2
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def warp_top4(l0, l1, l2, l3, lu):
-        # The four best composites over the warp and the bound of the rest, to every lane.
-        for off in (16, 8, 4, 2, 1):
-            b0 = cuda.shfl_xor_sync(_FULL, l0, off)
-            b1 = cuda.shfl_xor_sync(_FULL, l1, off)
-            b2 = cuda.shfl_xor_sync(_FULL, l2, off)
-            b3 = cuda.shfl_xor_sync(_FULL, l3, off)
-            bu = cuda.shfl_xor_sync(_FULL, lu, off)
-            l0, l1, l2, l3, d = merge4(l0, l1, l2, l3, b0, b1, b2, b3)
-            lu = max(max(lu, bu), d)
-        return l0, l1, l2, l3, lu
-
-    @cuda.jit(device=True, cache=JIT_CACHE)
-    def warps_top4(sm, tid, bs):
-        # Warp 0's merge of the warps' four-best lists and bounds, which each warp's lane 0 put
-        # in sm[3:8, warp] before a barrier (lanes past the warps: empty lists), to its lanes.
-        l0 = _I64_M1
-        l1 = _I64_M1
-        l2 = _I64_M1
-        l3 = _I64_M1
-        lu = _I64_M1
-        if tid * 32 < bs:
-            l0 = sm[3, tid]
-            l1 = sm[4, tid]
-            l2 = sm[5, tid]
-            l3 = sm[6, tid]
-            lu = sm[7, tid]
-        return warp_top4(l0, l1, l2, l3, lu)
 
     if "max" in WARP:
         @cuda.jit(device=True, cache=JIT_CACHE)
@@ -980,13 +950,15 @@ def make(cuda, load, h):
         NL4 = MAX_BLOCK if TOP4 else 1   # the four-best lists and their bounds (TOP4)
         NUL = MAX_BLOCK if FAST else 1   # the threads the fast pass left unsettled (redraw)
         # the block's partial by warp shuffles ("tree" in warp_parts), not with the log-sum-exp
-        # (its pairs merged in another order round differently from the tree's); the warps'
-        # partials in sm_wf / sm_wi
-        WT = "tree" in WARP and not LP
-        # the row's last block's tail by block maxima and (TOP4) warp butterflies ("tail"),
-        # not with the log-sum-exp either, nor in the three-quad fast forms (offline on sm_90
-        # it made their temperature and TOP2 forms spill 36 and 12 bytes at 64 registers)
-        TL = "tail" in WARP and not LP and not Q3
+        # (its pairs merged in another order round differently from the tree's), nor in TOP4
+        # forms (on an H100 their four-best butterflies made top_k 1000 at 8 x 151936 9% slower,
+        # 12% with "tail": docs/PERF_NOTES.md, "Fifty-third session"); the warps' partials in
+        # sm_wf / sm_wi
+        WT = "tree" in WARP and not LP and not TOP4
+        # the row's last block's tail by block maxima ("tail"), not with the log-sum-exp, in
+        # TOP4 forms (as above) nor in the three-quad fast forms (offline on sm_90 it made their
+        # temperature and TOP2 forms spill 36 and 12 bytes at 64 registers)
+        TL = "tail" in WARP and not LP and not TOP4 and not Q3
         NW = MAX_BLOCK // 32 if WT or TL else 1
         # TOP2 fast variants fold thread 0's partial first quad after the fast pass instead of
         # before it (the late first quad): nothing of the second best is then live across the
@@ -1250,7 +1222,7 @@ def make(cuda, load, h):
             sm_nu = cuda.shared.array(1, np.int32)
             sm_ul = cuda.shared.array(NUL, np.int32)
             sm_wf = cuda.shared.array((3, NW), np.float32)
-            sm_wi = cuda.shared.array((8, NW), np.int64)
+            sm_wi = cuda.shared.array((3, NW), np.int64)
             t = temp[row]
             k = topk[row]
             # (a drawing variant's seed and position with the row's parameters: loaded after
@@ -1541,8 +1513,6 @@ def make(cuda, load, h):
                     bg, bgi, bg2, bgi2 = warp_top2(bg, bgi, bg2, bgi2)
                 elif DRAW:
                     bg, bgi = warp_top1(bg, bgi)
-                if TOP4 and nuc:
-                    h1, h2, h3, h4, ut = warp_top4(h1, h2, _I64_M1, _I64_M1, ut)
                 wp = tid >> 5
                 if (tid & 31) == 0:
                     sm_wf[0, wp] = bv
@@ -1551,12 +1521,6 @@ def make(cuda, load, h):
                     sm_wi[1, wp] = bgi
                     sm_wf[2, wp] = bg2
                     sm_wi[2, wp] = bgi2
-                    if TOP4 and nuc:
-                        sm_wi[3, wp] = h1
-                        sm_wi[4, wp] = h2
-                        sm_wi[5, wp] = h3
-                        sm_wi[6, wp] = h4
-                        sm_wi[7, wp] = ut
                 cuda.syncthreads()
                 if not FINE and tiles and tpt < bs and tid < tpt:
                     tmx = sm_v[tid]
@@ -1567,7 +1531,7 @@ def make(cuda, load, h):
                         tj += tpt
                     tm[row, base + tid] = tmx
                 if tid < 32:
-                    # (lanes past the warps: none, -inf at index n and empty lists)
+                    # (lanes past the warps: none, -inf at index n)
                     bv = _F32_NINF
                     bi = np.int64(n)
                     bg = _F32_NINF
@@ -1586,8 +1550,6 @@ def make(cuda, load, h):
                         bg, bgi, bg2, bgi2 = warp_top2(bg, bgi, bg2, bgi2)
                     elif DRAW:
                         bg, bgi = warp_top1(bg, bgi)
-                    if TOP4 and nuc:
-                        h1, h2, h3, h4, ut = warps_top4(sm_wi, tid, bs)
             else:
                 if TOP4 and nuc:
                     sm_l0[tid] = h1
@@ -1711,9 +1673,7 @@ def make(cuda, load, h):
             if nuc and TOP4:
                 # the row's four best scores for the nucleus pass: every split's list folded by
                 # its thread (one read), then the threads' lists by a tree over the first
-                # min(nsplit, bs) (TL: by warp butterflies, then warp 0's over the warps'
-                # lists behind one barrier); the third and fourth only above every bound (see
-                # top4)
+                # min(nsplit, bs); the third and fourth only above every bound (see top4)
                 c1 = cg
                 t0 = _I64_M1
                 t1 = _I64_M1
@@ -1734,39 +1694,26 @@ def make(cuda, load, h):
                     t0, t1, t2, t3, d = merge4(t0, t1, t2, t3, b0, b1, b2, b3)
                     u = max(u, d)
                     s += bs
-                if TL:
-                    t0, t1, t2, t3, u = warp_top4(t0, t1, t2, t3, u)
-                    if (tid & 31) == 0:
-                        wp = tid >> 5
-                        sm_wi[3, wp] = t0
-                        sm_wi[4, wp] = t1
-                        sm_wi[5, wp] = t2
-                        sm_wi[6, wp] = t3
-                        sm_wi[7, wp] = u
+                sm_l0[tid] = t0
+                sm_l1[tid] = t1
+                sm_l2[tid] = t2
+                sm_l3[tid] = t3
+                sm_lu[tid] = u
+                cuda.syncthreads()
+                w = 1
+                while w < nsplit and w < bs:
+                    w *= 2
+                step = w // 2
+                while step > 0:
+                    if tid < step:
+                        merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, tid + step)
                     cuda.syncthreads()
-                    if tid < 32:
-                        t0, t1, t2, t3, u = warps_top4(sm_wi, tid, bs)
-                else:
-                    sm_l0[tid] = t0
-                    sm_l1[tid] = t1
-                    sm_l2[tid] = t2
-                    sm_l3[tid] = t3
-                    sm_lu[tid] = u
-                    cuda.syncthreads()
-                    w = 1
-                    while w < nsplit and w < bs:
-                        w *= 2
-                    step = w // 2
-                    while step > 0:
-                        if tid < step:
-                            merge_top4(sm_l0, sm_l1, sm_l2, sm_l3, sm_lu, tid, tid + step)
-                        cuda.syncthreads()
-                        step //= 2
-                    if tid == 0:
-                        u = sm_lu[0]
-                        t1 = sm_l1[0]
-                        t2 = sm_l2[0]
-                        t3 = sm_l3[0]
+                    step //= 2
+                if tid == 0:
+                    u = sm_lu[0]
+                    t1 = sm_l1[0]
+                    t2 = sm_l2[0]
+                    t3 = sm_l3[0]
                 if tid == 0:
                     c2 = t1
                     c3 = t2

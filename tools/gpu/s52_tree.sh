@@ -20,7 +20,7 @@ TREE=ROCSAMPLE_WARP=max,bin,sum,tree
 BOTH=ROCSAMPLE_WARP=max,bin,sum,tree,tail
 SH=${SH:-8x151936,64x151936,1x151936}
 ARGS=(--graph --bench-inputs --topk1000 --topp_alone --temp --chain --shapes "$SH")
-VS=("X=0" "$TREE" "$BOTH")
+VS=("ROCSAMPLE_WARP=max,bin,sum" "$TREE" "$BOTH")   # (the first: the default before the fifty-third session)
 KLIM=${KLIM:-300} ab_compile
 ( export "$BOTH" NUMBA_CACHE_DIR=/tmp/nc-gate-both; run_gate "${GLIM:-400}" )
 wait
