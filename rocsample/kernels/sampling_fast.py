@@ -1711,13 +1711,9 @@ def make(cuda, load, h):
                     step //= 2
                 if tid == 0:
                     u = sm_lu[0]
-                    t1 = sm_l1[0]
-                    t2 = sm_l2[0]
-                    t3 = sm_l3[0]
-                if tid == 0:
-                    c2 = t1
-                    c3 = t2
-                    c4 = t3
+                    c2 = sm_l1[0]
+                    c3 = sm_l2[0]
+                    c4 = sm_l3[0]
                     si[row, HS_W1] = comp_token(c1) if c1 >= _I64_0 else _I64_M1
                     si[row, HS_W2] = comp_token(c2) if c2 >= _I64_0 else _I64_M1
                     si[row, HS_W3] = comp_token(c3) if c3 >= _I64_0 and c3 > u else _I64_M1
