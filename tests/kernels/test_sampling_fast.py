@@ -748,10 +748,10 @@ def test_phase1_partials_by_warp_shuffles_match_the_tree(backend, monkeypatch, m
     block = 64
     # 26 tokens a lane: the fast pass (from 24); the short form 6 (the exact loops); the
     # chain's 17 splits: tiles of 32 threads' maxima (tpt 32: the plan halves it for them);
-    # top_k's 40: the tail's four-best lists in both warps of the row's last block (the exact
-    # loops: 8 x 151936's form)
+    # the short form's 40: the tail's block maxima over both warps of the row's last block
+    # (the exact loops at many splits: 8 x 151936's form); top_k's exact form at 6 too
     per = 6 if mode in ("temperature-short", "top_k") else 26
-    splits = {"chain": 17, "top_k": 40}.get(mode, 3)
+    splits = {"chain": 17, "temperature-short": 40}.get(mode, 3)
     vocab = splits * per * block
     params = {"mixed": dict(temperature=np.array([0.0, 0.8], np.float32)),
               "temperature": dict(temperature=0.8), "temperature-short": dict(temperature=0.8),
