@@ -2,9 +2,11 @@
 at <= 1.25x the floor from 64 x 151936, faster than torch.argmax at every shape).
 
 For each benchmark shape and mode (greedy, temperature 0.8, the full chain, top_p 0.95 alone,
-min_p 0.05 alone) times ``Sampler(..., _splits=s, _block=b)`` with bench/common.graph_time (20
-calls captured into one graph, median of replays) for the plan's own choice and a grid around
-it, and prints per (mode, shape) the default, the best and the ratio. Results never depend on
+min_p 0.05 alone) times ``Sampler(..., _splits=s, _block=b)`` with bench/common.graph_time (10
+calls captured into one graph, median of replays) for a grid of split counts (one count for
+every launch of the call), and the plan's own launch shapes (no ``_splits``: its ``splits``,
+``splits_draw`` and ``splits_nuc``), and prints per (mode, shape) the plan's, the best point,
+the ratio and every point at the default block. Results never depend on
 the split count (SPEC; the suite checks it), so only time is compared here.
 
     python tools/gpu/split_sweep.py            # $OUT/split-sweep.json
@@ -73,9 +75,13 @@ def main() -> int:
                 default = choose_splits(rows, vocab, cus, b)
                 most = vocab if EXACT else max(1, vocab // max(1024, b))
                 cands = sorted({default, *[v for v in SPLITS if v <= most]})
-                for sp in cands:
-                    plan = rocsample.Sampler(rows, vocab, "float32", stream=s, _splits=sp,
-                                             _block=b)
+                # (None: the plan's own launch shapes, splits_draw and splits_nuc included)
+                for sp in [None, *cands]:
+                    kw = {} if sp is None else {"_splits": sp}
+                    plan = rocsample.Sampler(rows, vocab, "float32", stream=s, _block=b, **kw)
+                    if sp is None:
+                        own = dict(splits=plan.plan.splits, splits_draw=plan.plan.splits_draw,
+                                   splits_nuc=plan.plan.splits_nuc)
                     plan.prewarm()
 
                     def fn(plan=plan, x=x, seed=seed, pos=pos, params=params):
@@ -88,18 +94,21 @@ def main() -> int:
                     res[(b, sp)] = us
                     del plan
             b0 = 256 if 256 in BLOCKS else BLOCKS[0]  # the plan's default block
-            d = choose_splits(rows, vocab, cus, b0)
-            dflt = res.get((b0, d))
-            good = {k: v for k, v in res.items() if isinstance(k, tuple) and v is not None}
+            dflt = res.get((b0, None))
+            good = {k: v for k, v in res.items()
+                    if isinstance(k, tuple) and k[1] is not None and v is not None}
             best = min(good, key=good.get)
             key = f"{mode} {rows}x{vocab}"
-            out[key] = dict(default=dict(block=b0, splits=d, us=dflt),
+            out[key] = dict(default=dict(block=b0, **own, us=dflt),
                             best=dict(block=best[0], splits=best[1], us=good[best]),
                             floor_us=floor,
                             points={f"b{k[0]}-s{k[1]}": v for k, v in good.items()})
-            print(f"{key:26s} default b{b0} s{d:<4d} {dflt:8.2f} us   best b{best[0]} "
-                  f"s{best[1]:<4d} {good[best]:8.2f} us   x{dflt / good[best]:.2f}  "
-                  f"floor {floor:.2f}", flush=True)
+            d = "/".join(str(own[k]) for k in ("splits", "splits_draw", "splits_nuc"))
+            print(f"{key:26s} plan b{b0} s{d:<9s} {dflt or float('nan'):8.2f} us   best "
+                  f"b{best[0]} s{best[1]:<4d} {good[best]:8.2f} us   "
+                  f"x{(dflt or float('nan')) / good[best]:.2f}  floor {floor:.2f}  "
+                  + " ".join(f"s{k[1]}:{v:.2f}" for k, v in sorted(good.items()) if k[0] == b0),
+                  flush=True)
     out["seconds"] = time.time() - t_start
     with open(os.path.join(os.environ.get("OUT", "/tmp"), "split-sweep.json"), "w") as f:
         json.dump(out, f, indent=1)
