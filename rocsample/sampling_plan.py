@@ -43,6 +43,14 @@ _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
 _DRAW_NARROW = 65536
 _DRAW_NARROW_PER_CU = 2
 _DRAW_NARROW_CHUNK = 2000
+#: Narrow rows' fill (off while 0; ``ROCSAMPLE_DRAW_FILL_CHUNK`` sets it at import, for the A/B
+#: that decides it): at least ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK)`` drawing splits,
+#: about one block a compute unit in all, above ``splits`` where that is more. The H100's sweep
+#: (bench/results/nvidia-h100-s54-narrow-sweep.txt, one pass) had one row of 32000 logits at 64
+#: splits of 500 faster than the 16 the narrow rule gives (temperature 6.96 -> 6.00 us, top_p
+#: alone 14.86 -> 13.90), and 8, 64 and 256 rows best at the counts the rule gives; 500 would
+#: give 64 / 16 / 4 / 1 splits at 1 / 8 / 64 / 256 rows of 32000.
+_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK") or 0)
 _MIN_CHUNK = 16384
 _ALIGN = 256
 #: phase 1's argmax kernel's launch shape (:func:`argmax_shape`)
@@ -116,7 +124,9 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
     Rows of up to ``_DRAW_NARROW`` logits: at most ``_DRAW_NARROW_PER_CU`` blocks a compute unit
     in all and splits of at least ``_DRAW_NARROW_CHUNK`` logits (a narrow row's draw costs more
     in the per-split tail, the fold of the splits' partials by the row's last block, than the
-    extra blocks save). From the H200's sweep of temperature-only rows
+    extra blocks save); with ``_DRAW_FILL_CHUNK`` set, at least one block a compute unit in all
+    in splits of that many logits, which may be more than ``splits``. From the H200's sweep of
+    temperature-only rows
     (bench/results/nvidia-h200-f11e891-temp-narrow-sweep.json, graph-timed): 8 x 32000 best at
     16 splits (9.18 us against 10.36 at the plan's 31), 64 x 32000 at 4 (15.30 against 16.62 at
     5), 256 x 32000 at 1 (30.23 against 32.11 at 2).
@@ -130,7 +140,10 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
     if n_vocab <= _DRAW_NARROW:
         narrow = min(max(1, _DRAW_NARROW_PER_CU * cus // rows),
                      max(1, n_vocab // _DRAW_NARROW_CHUNK))
-        return max(1, min(splits, narrow))
+        narrow = max(1, min(splits, narrow))
+        if _DRAW_FILL_CHUNK > 0:   # (past ``splits`` too: the plan lays out the larger count)
+            narrow = max(narrow, min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _MAX_SPLITS))
+        return narrow
     wave = _DRAW_BLOCKS_PER_CU * cus
     blocks = splits * rows
     if wave < blocks < wave * 3 // 2:
@@ -175,7 +188,8 @@ class SamplingPlan:
         Blocks per row and the logits each streams.
     splits_draw, chunk_draw : int
         The same for routes launching phase 1's drawing variant (fewer splits where its
-        occupancy would make two waves; the scratch is laid out for ``splits``).
+        occupancy would make two waves; more where ``_DRAW_FILL_CHUNK`` fills a narrow row; the
+        scratch is laid out for the larger of the two).
     splits_nuc, chunk_nuc : int
         The same for the nucleus pass (:func:`nuc_splits`; at most twice ``splits_draw``).
     splits_argmax, chunk_argmax, block_argmax : int
@@ -258,9 +272,12 @@ class SamplingPlan:
         # tiles per split so that a row has at most GMAX tile maxima (and, above 4 * KCAP tiles,
         # at least TILE_MIN tokens per tile, twice that in splits of at most _SHORT_CHUNK logits:
         # smaller tiles only cost the finalize block more histogram work for no shorter gather)
+        # (GMAX at the larger of the two split counts: the drawing routes' tile maxima, where
+        # device-parameter rows take the tile route, have the same tpt)
+        sl = max(s, sd)
         tmin = KF.TILE_MIN if self.chunk > _SHORT_CHUNK else 2 * KF.TILE_MIN
         tpt = b
-        while tpt > 1 and (s * tpt > KF.GMAX
+        while tpt > 1 and (sl * tpt > KF.GMAX
                            or (self.chunk < tmin * tpt and s * tpt > 4 * KF.KCAP)):
             tpt //= 2
         self.tpt = tpt
@@ -276,12 +293,14 @@ class SamplingPlan:
         # its tile maxima, about n / 16 a row, are held only then)
         self.fine = self.large and _router.fine_rule(n_rows, n_vocab, min(s, sd) * tpt)
         r = n_rows
-        tiles = s * tpt
+        # (every view indexed by split holds the larger of the two split counts: the drawing
+        # routes' is the larger where _DRAW_FILL_CHUNK fills a narrow row)
+        tiles = sl * tpt
         if self.fine:   # (phase 1's FINE layout at either launch shape)
             tiles = max(tiles, s * self.fine_tiles(self.chunk),
                         sd * self.fine_tiles(self.chunk_draw))
         # (pi: the select pass's split winners at the row-strided launches' split count too)
-        layout = [("pf", np.float32, (r, s, K.N_PF)), ("pi", np.int64, (r, max(s, sf), K.N_PI)),
+        layout = [("pf", np.float32, (r, sl, K.N_PF)), ("pi", np.int64, (r, max(sl, sf), K.N_PI)),
                   ("si", np.int64, (r, K.N_SI)), ("sf", np.float64, (r, K.N_SF)),
                   ("tm", np.float32, (r, tiles))]
         if filters:
@@ -292,7 +311,8 @@ class SamplingPlan:
             # (kernels.sampling_fast's gather(): the count, then the composites; a split holds
             # at most its chunk's tokens; 10.5 MB at 64 x 151936), and the row's (kmax, bin,
             # tau) that kernels.sampling_fast's tau() finds for it
-            layout += [("gc", np.int64, (r, s, 1 + min(KF.CAND_MAX_L, self.chunk_draw))),
+            layout += [("gc", np.int64, (r, sl, 1 + min(KF.CAND_MAX_L,
+                                                          max(self.chunk, self.chunk_draw)))),
                        ("gt", np.int64, (r, 3))]
         off = 0
         self.layout = []

@@ -530,3 +530,51 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
     if tiles > 4 * KF.KCAP:
         least = 2 * KF.TILE_MIN if plan.chunk <= 2048 else KF.TILE_MIN
         assert plan.chunk >= least * plan.tpt
+
+
+@pytest.mark.parametrize("rows, vocab, want", [
+    (1, 32000, 64), (2, 32000, 64), (8, 32000, 16), (64, 32000, 4), (256, 32000, 1),
+    (1, 4096, 8), (1, 151936, 148), (64, 151936, 8),
+])
+def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(rows, vocab, want,
+                                                                             monkeypatch):
+    # ROCSAMPLE_DRAW_FILL_CHUNK (off by default): narrow rows take at least min(cus // rows,
+    # vocab // chunk) drawing splits, past the plan's splits (31 at 1 x 32000) where that is
+    # more; the H100 sweep's best points at 1 / 8 / 64 / 256 x 32000 (64 / 16 / 4 / 1); wider
+    # rows keep their rule
+    from rocsample import sampling_plan as P
+
+    assert P._DRAW_FILL_CHUNK == 0
+    off = _plan(rows, vocab)
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 500)
+    plan = _plan(rows, vocab)
+    assert plan.splits_draw == want == max(off.splits_draw, want)
+    assert plan.splits == off.splits and plan.tpt == off.tpt
+    # every view indexed by split holds the larger count; a plan the fill leaves alone keeps
+    # its layout byte for byte
+    sl = max(plan.splits, plan.splits_draw)
+    v = {name: shape for name, _dt, shape, _o, _n in plan.layout}
+    assert v["pf"][1] == sl and v["pi"][1] >= sl and v["gc"][1] == sl
+    assert v["tm"][1] >= sl * plan.tpt and sl * plan.tpt <= P.KF.GMAX
+    assert v["gc"][2] == 1 + min(P.KF.CAND_MAX_L, max(plan.chunk, plan.chunk_draw))
+    if plan.splits_draw == off.splits_draw:
+        assert plan.layout == off.layout
+    assert plan.splits_nuc == P.nuc_splits(rows, vocab, plan.splits_draw)
+
+
+@pytest.mark.parametrize("cus", [4, 20, 132])
+def test_without_the_fill_the_drawing_splits_never_pass_splits(cus):
+    # the fill off (the default), the layout is the one the gates ran before it: every view
+    # indexed by split at ``splits``, gc's chunk the drawing one
+    from types import SimpleNamespace
+
+    from rocsample import sampling_plan as P
+
+    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: cus, name="cuda")
+    for rows in (1, 2, 3, 8, 17, 64, 256, 1000):
+        for vocab in (150, 2048, 4096, 32000, 65536, 65537, 151936, 262144):
+            p = P.SamplingPlan(be, 0, rows, vocab, "float32")
+            assert p.splits_draw <= p.splits, (rows, vocab)
+            v = {name: shape for name, _dt, shape, _o, _n in p.layout}
+            assert v["pf"][1] == p.splits and v["gc"][2] == 1 + min(P.KF.CAND_MAX_L, p.chunk_draw)
+            assert p.fine or v["tm"][1] == p.splits * p.tpt
