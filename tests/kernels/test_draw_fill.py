@@ -4,8 +4,9 @@ variant, and the kernels after it, exact against the reference.
 
 The fill gives one row of 32000 logits 64 drawing splits against the plan's 31 on an H100, so
 the scratch is laid out for the larger count (``pf``, ``pi``, ``tm``, ``gc``). "forced" sets the
-two counts (2, and 5 for the drawing routes) at three rows; "fill" takes the fill's own rule at
-one row (1 x 2048 on the simulator's 4 compute units: 2 splits, 4 drawing; 1 x 32000 on a GPU).
+two counts (2, and 5 for the drawing routes) at three rows whose last split is short; "fill"
+takes the fill's own rule at one row (1 x 2048 on the simulator's 4 compute units: 2 splits, 4
+drawing; 1 x 32000 on a GPU: 31 and 64).
 Every mode runs with host parameters and with per-row device arrays (which take the drawing
 splits for every kernel, the tile finalize among them), with logprobs.
 """
@@ -40,7 +41,7 @@ def test_drawing_splits_past_the_plans_splits(backend, rng, mode, dev, how, monk
 
     sim = backend.name == "sim"
     if how == "forced":
-        rows, vocab = (3, 150) if sim else (3, 32000)
+        rows, vocab = (3, 151) if sim else (3, 32003)   # (a ragged last split)
         monkeypatch.setattr(sampling_plan, "choose_splits", lambda *a: 2)
         monkeypatch.setattr(sampling_plan, "draw_splits", lambda *a: 5)
     else:
