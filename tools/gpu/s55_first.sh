@@ -18,7 +18,7 @@ source tools/gpu/env.sh
 source tools/gpu/steps.sh
 T0=$SECONDS
 banner
-SH=${SH:-1x32000,2x32000,4x32000,8x32000,1x4096,1x65536}
+SH=${SH:-1x32000,2x32000,4x32000,8x32000,1x1024,1x4096,1x65536}
 ARGS=(--graph --bench-inputs --temp --topp_alone --chain_dev --chain --shapes "$SH")
 VS=("ROCSAMPLE_DRAW_FILL_CHUNK=0" "ROCSAMPLE_DRAW_FILL_CHUNK=500")
 KLIM=${KLIM:-300} ab_compile
