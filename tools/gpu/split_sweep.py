@@ -71,6 +71,7 @@ def main() -> int:
         floor = rows * vocab * 4 / 3.97e12 * 1e6  # the bench's measured copy bandwidth
         for mode, params in MODES.items():
             res = {}
+            owns = {}   # block -> the plan's own split counts at it
             for b in BLOCKS:
                 default = choose_splits(rows, vocab, cus, b)
                 most = vocab if EXACT else max(1, vocab // max(1024, b))
@@ -80,8 +81,9 @@ def main() -> int:
                     kw = {} if sp is None else {"_splits": sp}
                     plan = rocsample.Sampler(rows, vocab, "float32", stream=s, _block=b, **kw)
                     if sp is None:
-                        own = dict(splits=plan.plan.splits, splits_draw=plan.plan.splits_draw,
-                                   splits_nuc=plan.plan.splits_nuc)
+                        owns[b] = dict(splits=plan.plan.splits,
+                                       splits_draw=plan.plan.splits_draw,
+                                       splits_nuc=plan.plan.splits_nuc)
                     plan.prewarm()
 
                     def fn(plan=plan, x=x, seed=seed, pos=pos, params=params):
@@ -95,6 +97,7 @@ def main() -> int:
                     del plan
             b0 = 256 if 256 in BLOCKS else BLOCKS[0]  # the plan's default block
             dflt = res.get((b0, None))
+            own = owns[b0]
             good = {k: v for k, v in res.items()
                     if isinstance(k, tuple) and k[1] is not None and v is not None}
             best = min(good, key=good.get)
