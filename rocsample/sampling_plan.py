@@ -43,14 +43,19 @@ _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
 _DRAW_NARROW = 65536
 _DRAW_NARROW_PER_CU = 2
 _DRAW_NARROW_CHUNK = 2000
-#: Narrow rows' fill (off while 0; ``ROCSAMPLE_DRAW_FILL_CHUNK`` sets it at import, for the A/B
-#: that decides it): at least ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK)`` drawing splits,
-#: about one block a compute unit in all, above ``splits`` where that is more. The H100's sweep
-#: (bench/results/nvidia-h100-s54-narrow-sweep.txt, one pass) had one row of 32000 logits at 64
-#: splits of 500 faster than the 16 the narrow rule gives (temperature 6.96 -> 6.00 us, top_p
-#: alone 14.86 -> 13.90), and 8, 64 and 256 rows best at the counts the rule gives; 500 would
-#: give 64 / 16 / 4 / 1 splits at 1 / 8 / 64 / 256 rows of 32000.
-_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK") or 0)
+#: Narrow rows' fill (``ROCSAMPLE_DRAW_FILL_CHUNK`` sets the chunk at import; 0 turns it off):
+#: rows of ``_DRAW_FILL_MIN_VOCAB`` to ``_DRAW_NARROW`` logits draw in at least
+#: ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _DRAW_FILL_MAX)`` splits, about one block a
+#: compute unit in all, above ``splits`` where that is more. The H100's A/B (graph-timed, two
+#: passes; bench/results/nvidia-h100-s55-fill-ab.txt), chunks of 500 without the cap or the
+#: floor against the narrow rule alone: 1 x 32000 temperature 6.82 -> 5.66 us, top_p alone
+#: 14.41 -> 13.62, device parameters 16.90 -> 16.57; 2 x 32000 6.84 -> 5.89, 15.20 -> 14.47;
+#: 4 and 8 x 32000 within 1.5%; but 1 x 65536 at 131 splits 3-6% slower (the cap: the sweep's
+#: best at 1 x 32000 was 64) and 1 x 4096 mixed (temperature 0.89x, device parameters 1.09x;
+#: the floor leaves such rows to the narrow rule).
+_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK", "500") or 0)
+_DRAW_FILL_MIN_VOCAB = 16384
+_DRAW_FILL_MAX = 64
 _MIN_CHUNK = 16384
 _ALIGN = 256
 #: phase 1's argmax kernel's launch shape (:func:`argmax_shape`)
@@ -124,8 +129,9 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
     Rows of up to ``_DRAW_NARROW`` logits: at most ``_DRAW_NARROW_PER_CU`` blocks a compute unit
     in all and splits of at least ``_DRAW_NARROW_CHUNK`` logits (a narrow row's draw costs more
     in the per-split tail, the fold of the splits' partials by the row's last block, than the
-    extra blocks save); with ``_DRAW_FILL_CHUNK`` set, at least one block a compute unit in all
-    in splits of that many logits, which may be more than ``splits``. From the H200's sweep of
+    extra blocks save); rows of at least ``_DRAW_FILL_MIN_VOCAB`` logits then take the fill, at
+    least one block a compute unit in all in splits of ``_DRAW_FILL_CHUNK`` logits, at most
+    ``_DRAW_FILL_MAX``, which may be more than ``splits``. From the H200's sweep of
     temperature-only rows
     (bench/results/nvidia-h200-f11e891-temp-narrow-sweep.json, graph-timed): 8 x 32000 best at
     16 splits (9.18 us against 10.36 at the plan's 31), 64 x 32000 at 4 (15.30 against 16.62 at
@@ -141,8 +147,10 @@ def draw_splits(n_rows: int, n_vocab: int, splits: int, cus: int) -> int:
         narrow = min(max(1, _DRAW_NARROW_PER_CU * cus // rows),
                      max(1, n_vocab // _DRAW_NARROW_CHUNK))
         narrow = max(1, min(splits, narrow))
-        if _DRAW_FILL_CHUNK > 0:   # (past ``splits`` too: the plan lays out the larger count)
-            narrow = max(narrow, min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _MAX_SPLITS))
+        if _DRAW_FILL_CHUNK > 0 and n_vocab >= _DRAW_FILL_MIN_VOCAB:
+            # (past ``splits`` too: the plan lays out the larger count)
+            narrow = max(narrow, min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _DRAW_FILL_MAX,
+                                     _MAX_SPLITS))
         return narrow
     wave = _DRAW_BLOCKS_PER_CU * cus
     blocks = splits * rows

@@ -59,9 +59,14 @@ def test_drawing_routes_drop_a_short_second_wave_only(rows, vocab, want):
     (1, 32000, 31, 16), (8, 32000, 31, 16), (64, 32000, 5, 4), (256, 32000, 2, 1),
     (64, 65536, None, 4), (2, 4096, None, 2), (1, 1024, None, 1),
 ])
-def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan, want):
-    # the H200 sweep's best at 8 / 64 / 256 x 32000 (16, 4 and 1 splits: fewer than the plan's)
+def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan, want,
+                                                              monkeypatch):
+    # the H200 sweep's best at 8 / 64 / 256 x 32000 (16, 4 and 1 splits: fewer than the plan's);
+    # the narrow rule alone (the fill, on by default, may take more: the next tests)
+    from rocsample import sampling_plan as P
     from rocsample.sampling_plan import draw_splits
+
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 0)
 
     s = choose_splits(rows, vocab, H200, 256)
     if plan is not None:
@@ -72,11 +77,21 @@ def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan
 @pytest.mark.parametrize("cus", [1, 20, 132])
 @pytest.mark.parametrize("rows", [1, 3, 64, 100, 256])
 @pytest.mark.parametrize("splits", [1, 2, 7, 10, 148])
-@pytest.mark.parametrize("vocab", [1000, 32000, 151936])
-def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab):
+@pytest.mark.parametrize("vocab", [1000, 4096, 32000, 65536, 151936])
+@pytest.mark.parametrize("fill", [0, 500])
+def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab, fill, monkeypatch):
+    # without the fill, at most the plan's splits; the fill may pass them (the plan lays out the
+    # larger count) only at rows of 16384 to 65536 logits, never past 64 splits or one block a
+    # compute unit in all
+    from rocsample import sampling_plan as P
     from rocsample.sampling_plan import draw_splits
 
-    assert 1 <= draw_splits(rows, vocab, splits, cus) <= splits
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", fill)
+    got = draw_splits(rows, vocab, splits, cus)
+    assert 1 <= got
+    if got > splits:
+        assert fill and 16384 <= vocab <= 65536, got
+        assert got <= min(64, cus // rows, vocab // fill), got
 
 
 def fake_launches(plan, route, want_lp=False, partials=None):
@@ -372,14 +387,16 @@ def test_the_plain_rank_pass_over_four_best_past_its_row_count(monkeypatch):
 
 
 @pytest.mark.parametrize("rows, vocab, draw, want", [
-    (1, 32000, 16, 32), (2, 32000, 16, 32), (8, 32000, 16, 32), (16, 32000, 16, 16),
+    (1, 32000, 64, 64), (2, 32000, 64, 64), (8, 32000, 16, 32), (16, 32000, 16, 16),
     (64, 32000, 4, 4), (256, 32000, 1, 1), (1, 4096, 2, 4), (1, 1500, 1, 1), (3, 150, 1, 1),
     (1, 151936, 148, 148), (64, 151936, 8, 8), (256, 151936, 4, 4),
 ])
 def test_the_nucleus_pass_splits_narrow_rows_twice_as_short_up_to_256_blocks(rows, vocab, draw,
                                                                             want):
     # the H200 probe's best (bench/results/nvidia-h200-s27-nuc-splits.txt): twice phase 1's
-    # splits at 1-8 x 32000, phase 1's at 64 and 256 x 32000 and at 151936 logits
+    # splits at 1-8 x 32000, phase 1's at 64 and 256 x 32000 and at 151936 logits (1 and 2 x
+    # 32000: the narrow fill's 64 drawing splits already; the probe had 16.1 us at 64, 16.2 at
+    # 32)
     from rocsample.sampling_plan import nuc_splits
 
     plan = _plan(rows, vocab)
@@ -401,21 +418,21 @@ def test_nuc_splits_bounds(rows, vocab, draw):
 
 
 def test_the_nucleus_pass_launches_at_its_own_splits_with_its_own_counter():
-    # 1 x 32000: phase 1 at 16 splits, the pass at 32; a counter read modulo two split counts
+    # 8 x 32000: phase 1 at 16 splits, the pass at 32; a counter read modulo two split counts
     # picks the wrong last block after racing launches
     # (tests/regress/test_row_counters_shared_by_two_split_counts.py), so the pass has its own
     from rocsample import sampling_router as R
 
-    plan = _plan(1, 32000)
+    plan = _plan(8, 32000)
     assert (plan.splits_draw, plan.splits_nuc) == (16, 32)
     for route in (R.Route(draw=True, nuc=True, finish=True),
                   R.Route(draw=True, hist=True, select=True, nuc=True),
                   R.Route(draw=True, hist=True, select=True, nuc=True, strided=True)):
         got = {k: (g, a) for k, g, _b, a in fake_launches(plan, route)}
         g, a = got["N" if route.finish else "n"]
-        assert g == (32, 1) and a[2] == 1000 and "nu" in a
+        assert g == (32, 8) and a[2] == 1000 and "nu" in a
         assert all("nu" not in a for k, (_g, a) in got.items() if k not in "nN")
-        assert got["p"][0] == (16, 1)
+        assert got["p"][0] == (16, 8)
 
 
 @pytest.mark.parametrize("top_p, min_p, dev, want", [
@@ -534,20 +551,20 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
 
 @pytest.mark.parametrize("rows, vocab, want", [
     (1, 32000, 64), (2, 32000, 64), (8, 32000, 16), (64, 32000, 4), (256, 32000, 1),
-    (1, 4096, 8), (1, 151936, 148), (64, 151936, 8),
+    (1, 4096, 2), (1, 16384, 32), (1, 65536, 64), (1, 151936, 148), (64, 151936, 8),
 ])
 def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(rows, vocab, want,
                                                                              monkeypatch):
-    # ROCSAMPLE_DRAW_FILL_CHUNK (off by default): narrow rows take at least min(cus // rows,
-    # vocab // chunk) drawing splits, past the plan's splits (31 at 1 x 32000) where that is
-    # more; the H100 sweep's best points at 1 / 8 / 64 / 256 x 32000 (64 / 16 / 4 / 1); wider
-    # rows keep their rule
+    # the narrow fill (on by default, ROCSAMPLE_DRAW_FILL_CHUNK=500): rows of 16384 to 65536
+    # logits take at least min(cus // rows, vocab // chunk, 64) drawing splits, past the plan's
+    # splits (31 at 1 x 32000) where that is more; the H100 sweep's best points at 1 / 8 / 64 /
+    # 256 x 32000 (64 / 16 / 4 / 1); narrower rows (1 x 4096: 2) and wider rows keep their rule
     from rocsample import sampling_plan as P
 
-    assert P._DRAW_FILL_CHUNK == 0
-    off = _plan(rows, vocab)
-    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 500)
+    assert P._DRAW_FILL_CHUNK == 500
     plan = _plan(rows, vocab)
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 0)
+    off = _plan(rows, vocab)
     assert plan.splits_draw == want == max(off.splits_draw, want)
     assert plan.splits == off.splits and plan.tpt == off.tpt
     # every view indexed by split holds the larger count; a plan the fill leaves alone keeps
@@ -563,13 +580,14 @@ def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(r
 
 
 @pytest.mark.parametrize("cus", [4, 20, 132])
-def test_without_the_fill_the_drawing_splits_never_pass_splits(cus):
-    # the fill off (the default), the layout is the one the gates ran before it: every view
-    # indexed by split at ``splits``, gc's chunk the drawing one
+def test_without_the_fill_the_drawing_splits_never_pass_splits(cus, monkeypatch):
+    # the fill off (ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates ran before
+    # it: every view indexed by split at ``splits``, gc's chunk the drawing one
     from types import SimpleNamespace
 
     from rocsample import sampling_plan as P
 
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 0)
     be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: cus, name="cuda")
     for rows in (1, 2, 3, 8, 17, 64, 256, 1000):
         for vocab in (150, 2048, 4096, 32000, 65536, 65537, 151936, 262144):

@@ -1,12 +1,12 @@
 """Drawing routes at more splits than the plan's ``splits`` (the narrow fill,
-``rocsample.sampling_plan._DRAW_FILL_CHUNK``): every route that launches phase 1's drawing
-variant, and the kernels after it, exact against the reference.
+``rocsample.sampling_plan._DRAW_FILL_CHUNK``, on by default): every route that launches phase
+1's drawing variant, and the kernels after it, exact against the reference.
 
 The fill gives one row of 32000 logits 64 drawing splits against the plan's 31 on an H100, so
 the scratch is laid out for the larger count (``pf``, ``pi``, ``tm``, ``gc``). "forced" sets the
 two counts (2, and 5 for the drawing routes) at three rows whose last split is short; "fill"
-takes the fill's own rule at one row (1 x 2048 on the simulator's 4 compute units: 2 splits, 4
-drawing; 1 x 32000 on a GPU: 31 and 64).
+takes the fill's own rule at one row (1 x 2048 on the simulator's 4 compute units, its floor of
+16384 logits lowered: 2 splits, 4 drawing; 1 x 32000 on a GPU: 31 and 64).
 Every mode runs with host parameters and with per-row device arrays (which take the drawing
 splits for every kernel, the tile finalize among them), with logprobs.
 """
@@ -46,7 +46,9 @@ def test_drawing_splits_past_the_plans_splits(backend, rng, mode, dev, how, monk
         monkeypatch.setattr(sampling_plan, "draw_splits", lambda *a: 5)
     else:
         rows, vocab = (1, 2048) if sim else (1, 32000)
-        monkeypatch.setattr(sampling_plan, "_DRAW_FILL_CHUNK", 500)
+        monkeypatch.setattr(sampling_plan, "_DRAW_FILL_CHUNK", 500)   # (the default)
+        if sim:   # (the simulator's row is narrower than the fill's floor)
+            monkeypatch.setattr(sampling_plan, "_DRAW_FILL_MIN_VOCAB", 2048)
     # (top-k rows past this limit take the nucleus pass's rank form at these vocabularies)
     monkeypatch.setattr(router, "TILE_KMAX", 8)
     s = rs.Sampler(rows, vocab, "float32", _block=backend.warp_size() if sim else None)
