@@ -43,7 +43,9 @@ _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
 _DRAW_NARROW = 65536
 _DRAW_NARROW_PER_CU = 2
 _DRAW_NARROW_CHUNK = 2000
-#: Narrow rows' fill (``ROCSAMPLE_DRAW_FILL_CHUNK`` sets the chunk at import; 0 turns it off):
+#: Narrow rows' fill (``ROCSAMPLE_DRAW_FILL_CHUNK`` sets the chunk at import; 0, the default,
+#: turns it off until the device gate has run with it on: docs/PERF_NOTES.md "Fifty-fifth
+#: session", tools/gpu/s56_first.sh; 500 is the chunk the A/B below chose):
 #: rows of ``_DRAW_FILL_MIN_VOCAB`` to ``_DRAW_NARROW`` logits draw in at least
 #: ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _DRAW_FILL_MAX)`` splits, about one block a
 #: compute unit in all, above ``splits`` where that is more. The H100's A/B (graph-timed, two
@@ -53,7 +55,7 @@ _DRAW_NARROW_CHUNK = 2000
 #: 4 and 8 x 32000 within 1.5%; but 1 x 65536 at 131 splits 3-6% slower (the cap: the sweep's
 #: best at 1 x 32000 was 64) and 1 x 4096 mixed (temperature 0.89x, device parameters 1.09x;
 #: the floor leaves such rows to the narrow rule).
-_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK", "500") or 0)
+_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK") or 0)
 _DRAW_FILL_MIN_VOCAB = 16384
 _DRAW_FILL_MAX = 64
 _MIN_CHUNK = 16384

@@ -62,7 +62,7 @@ def test_drawing_routes_drop_a_short_second_wave_only(rows, vocab, want):
 def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan, want,
                                                               monkeypatch):
     # the H200 sweep's best at 8 / 64 / 256 x 32000 (16, 4 and 1 splits: fewer than the plan's);
-    # the narrow rule alone (the fill, on by default, may take more: the next tests)
+    # the narrow rule alone (the fill, ROCSAMPLE_DRAW_FILL_CHUNK, may take more: below)
     from rocsample import sampling_plan as P
     from rocsample.sampling_plan import draw_splits
 
@@ -392,13 +392,15 @@ def test_the_plain_rank_pass_over_four_best_past_its_row_count(monkeypatch):
     (1, 151936, 148, 148), (64, 151936, 8, 8), (256, 151936, 4, 4),
 ])
 def test_the_nucleus_pass_splits_narrow_rows_twice_as_short_up_to_256_blocks(rows, vocab, draw,
-                                                                            want):
+                                                                            want, monkeypatch):
     # the H200 probe's best (bench/results/nvidia-h200-s27-nuc-splits.txt): twice phase 1's
     # splits at 1-8 x 32000, phase 1's at 64 and 256 x 32000 and at 151936 logits (1 and 2 x
     # 32000: the narrow fill's 64 drawing splits already; the probe had 16.1 us at 64, 16.2 at
-    # 32)
+    # 32), with the fill at its chunk of 500
+    from rocsample import sampling_plan as P
     from rocsample.sampling_plan import nuc_splits
 
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 500)
     plan = _plan(rows, vocab)
     assert plan.splits_draw == draw
     assert nuc_splits(rows, vocab, draw) == plan.splits_nuc == want
@@ -555,13 +557,13 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
 ])
 def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(rows, vocab, want,
                                                                              monkeypatch):
-    # the narrow fill (on by default, ROCSAMPLE_DRAW_FILL_CHUNK=500): rows of 16384 to 65536
+    # the narrow fill (ROCSAMPLE_DRAW_FILL_CHUNK=500; off by default): rows of 16384 to 65536
     # logits take at least min(cus // rows, vocab // chunk, 64) drawing splits, past the plan's
     # splits (31 at 1 x 32000) where that is more; the H100 sweep's best points at 1 / 8 / 64 /
     # 256 x 32000 (64 / 16 / 4 / 1); narrower rows (1 x 4096: 2) and wider rows keep their rule
     from rocsample import sampling_plan as P
 
-    assert P._DRAW_FILL_CHUNK == 500
+    monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 500)
     plan = _plan(rows, vocab)
     monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 0)
     off = _plan(rows, vocab)
@@ -581,8 +583,8 @@ def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(r
 
 @pytest.mark.parametrize("cus", [4, 20, 132])
 def test_without_the_fill_the_drawing_splits_never_pass_splits(cus, monkeypatch):
-    # the fill off (ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates ran before
-    # it: every view indexed by split at ``splits``, gc's chunk the drawing one
+    # the fill off (the default; ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates
+    # ran before it: every view indexed by split at ``splits``, gc's chunk the drawing one
     from types import SimpleNamespace
 
     from rocsample import sampling_plan as P

@@ -1,6 +1,7 @@
 """Drawing routes at more splits than the plan's ``splits`` (the narrow fill,
-``rocsample.sampling_plan._DRAW_FILL_CHUNK``, on by default): every route that launches phase
-1's drawing variant, and the kernels after it, exact against the reference.
+``rocsample.sampling_plan._DRAW_FILL_CHUNK``, off by default until the gate runs it on): every
+route that launches phase 1's drawing variant, and the kernels after it, exact against the
+reference.
 
 The fill gives one row of 32000 logits 64 drawing splits against the plan's 31 on an H100, so
 the scratch is laid out for the larger count (``pf``, ``pi``, ``tm``, ``gc``). "forced" sets the
@@ -46,7 +47,7 @@ def test_drawing_splits_past_the_plans_splits(backend, rng, mode, dev, how, monk
         monkeypatch.setattr(sampling_plan, "draw_splits", lambda *a: 5)
     else:
         rows, vocab = (1, 2048) if sim else (1, 32000)
-        monkeypatch.setattr(sampling_plan, "_DRAW_FILL_CHUNK", 500)   # (the default)
+        monkeypatch.setattr(sampling_plan, "_DRAW_FILL_CHUNK", 500)   # (the A/B's chunk)
         if sim:   # (the simulator's row is narrower than the fill's floor)
             monkeypatch.setattr(sampling_plan, "_DRAW_FILL_MIN_VOCAB", 2048)
     # (top-k rows past this limit take the nucleus pass's rank form at these vocabularies)
