@@ -460,12 +460,12 @@ def test_min_p_alone_takes_the_minp_kernel(top_p, min_p, dev, want):
     assert args["m"] == args["h"]
 
 
-def _plan(rows, vocab):
+def _plan(rows, vocab, cus=H200):
     from types import SimpleNamespace
 
     from rocsample.sampling_plan import SamplingPlan
 
-    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: H200, name="cuda")
+    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: cus, name="cuda")
     return SamplingPlan(be, 0, rows, vocab, "float32")
 
 
@@ -585,15 +585,12 @@ def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(r
 def test_without_the_fill_the_drawing_splits_never_pass_splits(cus, monkeypatch):
     # the fill off (the default; ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates
     # ran before it: every view indexed by split at ``splits``, gc's chunk the drawing one
-    from types import SimpleNamespace
-
     from rocsample import sampling_plan as P
 
     monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 0)
-    be = SimpleNamespace(warp_size=lambda d: 32, compute_units=lambda d: cus, name="cuda")
     for rows in (1, 2, 3, 8, 17, 64, 256, 1000):
         for vocab in (150, 2048, 4096, 32000, 65536, 65537, 151936, 262144):
-            p = P.SamplingPlan(be, 0, rows, vocab, "float32")
+            p = _plan(rows, vocab, cus)
             assert p.splits_draw <= p.splits, (rows, vocab)
             v = {name: shape for name, _dt, shape, _o, _n in p.layout}
             assert v["pf"][1] == p.splits and v["gc"][2] == 1 + min(P.KF.CAND_MAX_L, p.chunk_draw)
