@@ -9,6 +9,8 @@
 #    tools/gpu/fin_stages.sh's timings (stop 9 phase 1 and an empty finalize, 1 the split
 #    reduction, 2 the tile histogram, 3 the k-th tile's bin, 4 the tile list, 5 the gather, 6 the
 #    rank and sorted prefix, 7 the filters, 0 the whole kernel).
+# STAGES=0 leaves part 2 out (racecheck then gets STOP less 20 s; tools/gpu/s56_bench.sh runs it
+# that way after the bench, STOP being what its call has left).
 # Output: $OUT/race-N.log, san-summary.txt, stages.txt
 set -u
 source tools/gpu/env.sh
@@ -16,9 +18,11 @@ source tools/gpu/steps.sh
 T0=$SECONDS
 banner
 STOP=${STOP:-540}
+STAGES=${STAGES:-1}
 SH=${SH:-1x32000}
 ROOT=$PWD
 # fin_stages's tree and its nine compiles, in the background
+[ "$STAGES" = 1 ] && {
 rm -rf /tmp/st && mkdir /tmp/st && cp -a rocsample tools bench tests setup.py /tmp/st/ 2>/dev/null
 python3 tools/gpu/fin_stages.py rocsample/kernels/sampling_fast.py /tmp/st/rocsample/kernels/sampling_fast.py \
   || echo "fin_stages.py failed"
@@ -29,6 +33,7 @@ for s in $STOPS; do
       python3 tools/gpu/kprofile.py --chain --topk50 --shapes "$SH" > /tmp/warm-$s.log 2>&1
     echo "warm $s rc=$?" >> /tmp/warm-$s.log ) &
 done
+}
 # racecheck's shards
 export ROCSAMPLE_FUZZ=sanitize
 FS=("${FAST_SAN_FS[@]}")
@@ -38,17 +43,23 @@ N=$(wc -l < /tmp/race-ids.txt)
 SHARDS=${SHARDS:-4}
 echo "== racecheck: $N tests in $SHARDS shards at $((SECONDS - T0)) s" | tee -a "$OUT/san-summary.txt"
 # warm numba's cache for these tests once, without the sanitizer
+left=$((STOP - (SECONDS - T0)))
+[ "$left" -ge 150 ] || { echo "== racecheck skipped: $left s left"; exit 0; }
 timeout 150 python3 -m pytest "${BH[@]}" $(cat /tmp/race-ids.txt) > "$OUT/race-warm.log" 2>&1
 echo "== warm rc=$? at $((SECONDS - T0)) s: $(tail -1 "$OUT/race-warm.log")" | tee -a "$OUT/san-summary.txt"
+RLIM=${RLIM:-300}
+if [ "$STAGES" = 0 ]; then RLIM=$((STOP - 20 - (SECONDS - T0))); fi
+[ "$RLIM" -ge 60 ] || { echo "== racecheck skipped: $RLIM s left"; exit 0; }
 for i in $(seq 0 $((SHARDS - 1))); do
   awk -v n="$SHARDS" -v i="$i" '(NR - 1) % n == i' /tmp/race-ids.txt > /tmp/race-$i.txt
-  ( timeout "${RLIM:-300}" compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 50 \
+  ( timeout "$RLIM" compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 50 \
       python3 -m pytest "${BH[@]}" -vv $(cat /tmp/race-$i.txt) > "$OUT/race-$i.log" 2>&1
     r=$?
     echo "shard $i rc=$r of $(wc -l < /tmp/race-$i.txt): passed $(grep -c ' PASSED' "$OUT/race-$i.log") failed $(grep -c ' FAILED' "$OUT/race-$i.log") hazards $(grep -cE '^========= (Race|Error|.*hazard)' "$OUT/race-$i.log") | $(grep -E 'RACECHECK SUMMARY' "$OUT/race-$i.log" | tail -1) at $((SECONDS - T0)) s" ) > /tmp/race-line-$i.txt &
 done
 wait
 cat /tmp/race-line-*.txt | tee -a "$OUT/san-summary.txt"
+[ "$STAGES" = 1 ] || { echo "== done at $((SECONDS - T0)) s"; exit 0; }
 echo "== compiled: $(tail -qn1 /tmp/warm-*.log | paste -sd' ' -)"
 # the stages, the GPU to themselves
 for s in $STOPS; do
