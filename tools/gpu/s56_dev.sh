@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A call for per-row device parameters at 64 x 151936 (1.22x the chain's host scalars in the
+# fifty-fourth session's bench; the target is 1.2x). Their route runs phase 1's drawing variant,
+# which the forty-second session gave three quads a round (FAST3) where threads stream 16 quads
+# or more, though the chain's rows run its strided loop; the A/B of FAST3 on against off with
+# chain_dev was listed from the forty-second session on and never ran. Here: kprofile's graph
+# timings of FAST3 on (the default) against off, the chain (host scalars, untouched by FAST3:
+# the control), chain_dev and temperature (the fast loop FAST3 was made for), at SH (default
+# 1x151936, 64x151936, 256x151936, 64x262144), PASSES (default 2) passes, none after STOP - 40.
+# If chain_dev gains with FAST3 off and temperature does not lose, the router keeps two quads for
+# device-parameter routes (sampling_router._fast's q3: `and not r.dev`).
+# Carry .whl; <= STOP (default 400) s. Output: $OUT/ab.txt
+set -u
+source tools/gpu/env.sh
+source tools/gpu/steps.sh
+T0=$SECONDS
+banner
+SH=${SH:-1x151936,64x151936,256x151936,64x262144}
+ARGS=(--graph --bench-inputs --chain --chain_dev --temp --shapes "$SH")
+VS=("ROCSAMPLE_FAST3=1" "ROCSAMPLE_FAST3=0")
+KLIM=${KLIM:-240} ab_compile
+wait
+STOP=${STOP:-400}
+PASSES=${PASSES:-2} STOP_BY=$((STOP - 40)) ab_passes "$STOP"
+python3 tools/gpu/ab_summary.py "$OUT/ab.txt" 2>/dev/null | tail -30
+echo "== done at $((SECONDS - T0)) s" | tee -a "$OUT/ab.txt"
