@@ -93,6 +93,17 @@ def interval_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
     return f"{'(' if lo_open else '['}{f(lo)}, {f(hi)}{')' if hi_open else ']'}"
 
 
+def _given(value, i: int, arr: np.ndarray):
+    """Row ``i`` of a host parameter as the caller gave it: an integer as an integer (``-3``,
+    not the float64 working copy's ``-3.0``), anything else as that float64."""
+    v = value if np.ndim(value) == 0 else np.asarray(value).ravel()[i]
+    if isinstance(v, np.ndarray):
+        v = v[()]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    return float(arr[i])
+
+
 def check_rows_param(
     name: str,
     value,
@@ -132,5 +143,6 @@ def check_rows_param(
         i = int(np.flatnonzero(bad)[0])
         where = "" if np.isscalar(value) or np.ndim(value) == 0 else f" (row {i})"
         kind = "an integer" if dtype.kind in "iu" else "a value"
-        fail(name, f"{kind} in {interval_text(lo, hi, lo_open, hi_open)}", f"{describe(float(arr[i]))}{where}")
+        fail(name, f"{kind} in {interval_text(lo, hi, lo_open, hi_open)}",
+             f"{describe(_given(value, i, arr))}{where}")
     return arr.astype(dtype)

@@ -97,6 +97,8 @@ def _clamp_top_k(be, value):
     a = np.asarray(value)
     if a.dtype.kind not in "iuf":
         return value
+    if a.dtype.kind in "iu":  # (kept integers: an error then shows the value as given)
+        return np.minimum(a, a.dtype.type(min(_TOP_K_CLAMP, np.iinfo(a.dtype).max))).astype(np.int64)
     a = a.astype(np.float64)
     inf = np.isposinf(a)
     if inf.any():
