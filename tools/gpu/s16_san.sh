@@ -8,6 +8,7 @@
 # synccheck.log, san-summary.txt.
 set -u
 source tools/gpu/env.sh
+source tools/gpu/steps.sh
 T0=$SECONDS
 FH=(tests/kernels/test_sampling_hist.py tests/kernels/test_sampling_nucleus.py)
 FF=(tests/kernels/test_sampling_fast.py)
@@ -22,7 +23,7 @@ san() {  # tool limit files...
   timeout "$lim" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 --print-limit 50 \
     python3 -m pytest "$@" "${PA[@]}" > "$OUT/$tool.log" 2>&1
   local r=$?
-  local found; found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
+  local found; found=$(san_reports "$OUT/$tool.log")
   echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)" \
     | tee -a "$OUT/san-summary.txt"
 }

@@ -30,8 +30,8 @@ STPATH=$(printf %s "$PYTHONPATH" | sed "s#$ROOT#/tmp/st#g")
 STOPS="9 1 2 3 4 5 6 7 0"
 for s in $STOPS; do
   ( cd /tmp/st && PYTHONPATH=$STPATH ROCSAMPLE_FIN_STOP=$s NUMBA_CACHE_DIR=/tmp/nc-$s timeout 200 \
-      python3 tools/gpu/kprofile.py --chain --topk50 --shapes "$SH" > /tmp/warm-$s.log 2>&1
-    echo "warm $s rc=$?" >> /tmp/warm-$s.log ) &
+      python3 tools/gpu/kprofile.py --chain --topk50 --shapes "$SH" > /tmp/stwarm-$s.log 2>&1
+    echo "warm $s rc=$?" >> /tmp/stwarm-$s.log ) &
 done
 }
 # racecheck's shards
@@ -55,12 +55,12 @@ for i in $(seq 0 $((SHARDS - 1))); do
   ( timeout "$RLIM" compute-sanitizer --tool racecheck --error-exitcode 99 --print-limit 50 \
       python3 -m pytest "${BH[@]}" -vv $(cat /tmp/race-$i.txt) > "$OUT/race-$i.log" 2>&1
     r=$?
-    echo "shard $i rc=$r of $(wc -l < /tmp/race-$i.txt): passed $(grep -c ' PASSED' "$OUT/race-$i.log") failed $(grep -c ' FAILED' "$OUT/race-$i.log") hazards $(grep -cE '^========= (Race|Error|.*hazard)' "$OUT/race-$i.log") | $(grep -E 'RACECHECK SUMMARY' "$OUT/race-$i.log" | tail -1) at $((SECONDS - T0)) s" ) > /tmp/race-line-$i.txt &
+    echo "shard $i rc=$r of $(wc -l < /tmp/race-$i.txt): passed $(grep -c ' PASSED' "$OUT/race-$i.log") failed $(grep -c ' FAILED' "$OUT/race-$i.log") reports $(san_reports "$OUT/race-$i.log") | $(grep -E 'RACECHECK SUMMARY' "$OUT/race-$i.log" | tail -1) at $((SECONDS - T0)) s" ) > /tmp/race-line-$i.txt &
 done
 wait
 cat /tmp/race-line-*.txt | tee -a "$OUT/san-summary.txt"
 [ "$STAGES" = 1 ] || { echo "== done at $((SECONDS - T0)) s"; exit 0; }
-echo "== compiled: $(tail -qn1 /tmp/warm-*.log | paste -sd' ' -)"
+echo "== compiled: $(tail -qn1 /tmp/stwarm-*.log | paste -sd' ' -)"
 # the stages, the GPU to themselves
 for s in $STOPS; do
   [ $((SECONDS - T0)) -lt $((STOP - 25)) ] || { echo "-- no time for stop $s"; continue; }

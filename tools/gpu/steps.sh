@@ -82,6 +82,13 @@ sanitizers() {
   fi
 }
 
+san_reports() {  # LOG: how many reports a compute-sanitizer log holds (a memcheck error, a
+  # race or hazard, a barrier error), by their first lines; neither their indented continuation
+  # lines ("=========     and Read access ... [4 hazards]") nor the summary lines count
+  # ("RACECHECK SUMMARY: 0 hazards displayed" had counted as one: every racecheck read reports=1)
+  grep -E "^========= (Invalid|Race|Barrier|Error|Warning|WARN|ERROR:|Potential)" "$1" | grep -vc "SUMMARY"
+}
+
 san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, one summary line
   # (RACE_SKIP: a -k expression of tests racecheck leaves out, for the tool's own crash on a
   # conditional node's replay: docs/PERF_NOTES.md, thirty-fifth session)
@@ -91,7 +98,7 @@ san_tool() {  # TOOL: one sanitizer over FS / PA under LIMIT -> $OUT/TOOL.log, o
   timeout "${LIMIT:-90}" compute-sanitizer --tool "$tool" "${api[@]}" --error-exitcode 99 \
     --print-limit 50 python3 -m pytest "${FS[@]}" "${PA[@]}" "${sel[@]}" > "$OUT/$tool.log" 2>&1
   r=$?
-  found=$(grep -cE "^========= (Invalid|Race|Barrier|Error|.*hazard)" "$OUT/$tool.log")
+  found=$(san_reports "$OUT/$tool.log")
   echo "$tool rc=$r seconds=$((SECONDS - t0)) reports=$found | $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | tail -1) | $(grep -E "[0-9]+ (passed|failed)" "$OUT/$tool.log" | tail -1)"
 }
 
