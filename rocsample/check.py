@@ -4,10 +4,11 @@ Prints the device (name, wavefront size, compute units, copy bandwidth measured 
 device test suite including tests/regress, prints the suite's counts and writes the JSON report
 with the verdict INCOMPLETE, runs a short benchmark of greedy, full-chain sampling and set_rows
 against that device's measured floor, writes the report again, and ends with one PASS/FAIL line
-(a run cut in the benchmark leaves the INCOMPLETE report: not a pass). It exits non-zero on any
-failure, on any skipped device test (only multi-GPU tests on a one-GPU machine and tests that are
-CPU walkthroughs by design may skip), or when the backend is unavailable: a CPU-only skip never
-counts as passing.
+(a run cut in the benchmark leaves the INCOMPLETE report: not a pass). The report names the tree
+(its commit, where it is a git checkout) and every ``ROCSAMPLE_*`` setting in force. It exits
+non-zero on any failure, on any skipped device test (only multi-GPU tests on a one-GPU machine
+and tests that are CPU walkthroughs by design may skip), or when the backend is unavailable: a
+CPU-only skip never counts as passing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,29 @@ def _device_info(be, copy_bw: float) -> dict:
         "devices": be.runtime.device_count(),
         "copy_bandwidth_GBps": round(copy_bw / 1e9, 1),
     }
+
+
+def _settings() -> dict:
+    """The ``ROCSAMPLE_*`` variables in force (but the backend, which the report names): a gate
+    run with a knob set (a layout or form not yet the default) says so in its report."""
+    return {k: v for k, v in sorted(os.environ.items())
+            if k.startswith("ROCSAMPLE_") and k != "ROCSAMPLE_BACKEND"}
+
+
+def _source() -> dict | None:
+    """The tree the gate ran: its commit and whether files differ from it (None outside a git
+    checkout, e.g. a copy of the tree without .git)."""
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=_ROOT, capture_output=True, text=True, timeout=30)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return None
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": head.stdout.strip(),
+            "modified": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
 
 
 def _jobs(asked: str) -> int:
@@ -163,7 +187,10 @@ def main(argv=None) -> int:
                     help="pytest-xdist workers for the device suite (auto: half the cores, <= 8)")
     args = ap.parse_args(argv)
     report: dict = {"backend": args.backend, "python": platform.python_version(),
-                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "source": _source(), "settings": _settings()}
+    if report["settings"]:
+        print("settings:", ", ".join(f"{k}={v}" for k, v in report["settings"].items()), flush=True)
     verdict, why = "FAIL", []
     try:
         os.environ["ROCSAMPLE_BACKEND"] = args.backend
