@@ -3,7 +3,8 @@
 ``python -m bench.targets bench/results/nvidia-h100-s50-bench.json``
 
 One line a target: how many of the benchmarked shapes meet it, then the shapes that do not, each
-with its figure (GPU times from graph replays, ratios GPU to GPU, peers from the same files).
+with its figure and how many microseconds of rocsample's GPU time stand between it and the
+target (GPU times from graph replays, ratios GPU to GPU, peers from the same files).
 "The newest FlashInfer" is the newest ``flashinfer-<version>`` in the files. A shape missing a
 figure on either side is counted as unmeasured, never as met. The exit status is 0 either way:
 this reports, it does not gate (the figures come from one lent GPU; BENCHMARKS.md says which).
@@ -46,8 +47,9 @@ class _Targets:
                     return float(e["floor_us"])
         return None
 
-    def line(self, name, shapes, value, ok, fmt):
-        """``value(shape)`` -> a number or None; ``ok(number)`` -> met; ``fmt`` formats a miss."""
+    def line(self, name, shapes, value, ok, fmt, over=None):
+        """``value(shape)`` -> a number or None; ``ok(number)`` -> met; ``fmt`` formats a miss;
+        ``over(shape)``: rocsample's microseconds past the target there (printed with a miss)."""
         met, miss, none = [], [], []
         for s in shapes:
             v = value(s)
@@ -56,7 +58,8 @@ class _Targets:
             elif ok(v):
                 met.append(s)
             else:
-                miss.append(f"{_shape(s)} {fmt.format(v)}")
+                o = over(s) if over else None
+                miss.append(f"{_shape(s)} {fmt.format(v)}" + (f" ({o:.1f} us over)" if o is not None else ""))
         out = f"{name}: met at {len(met)} of {len(shapes)}"
         if miss:
             out += "; not at " + ", ".join(miss)
@@ -70,47 +73,67 @@ class _Targets:
             return a / b if a is not None and b else None
         return f
 
+    def over(self, a_mode, b_mode, limit, b_impl="rocsample"):
+        """rocsample's ``a_mode`` time past ``limit`` times ``b_mode``'s (``b_impl``'s), us."""
+        def f(s):
+            a, b = self.us(a_mode, s), self.us(b_mode, s, b_impl)
+            return a - limit * b if a is not None and b is not None else None
+        return f
+
     def lines(self) -> list[str]:
         sh, fi = self.shapes, self.fi
         out = [f"shapes: {len(sh)}; newest FlashInfer: {fi or 'none in these files'}"]
         out.append(self.line("top_p alone <= 3x greedy", sh, self.ratio("top_p095", "greedy"),
-                             lambda v: v <= TOPP_VS_GREEDY_MAX, "{:.2f}x"))
+                             lambda v: v <= TOPP_VS_GREEDY_MAX, "{:.2f}x",
+                             self.over("top_p095", "greedy", TOPP_VS_GREEDY_MAX)))
         if fi:
             out.append(self.line(f"top_p alone faster than {fi}", sh,
                                  self.ratio("top_p095", "top_p095", b_impl=fi),
-                                 lambda v: v < 1.0, "{:.2f}x its time"))
+                                 lambda v: v < 1.0, "{:.2f}x its time",
+                                 self.over("top_p095", "top_p095", 1.0, fi)))
         for mode in ("min_p005", "min_p005_t08", "top_k1000"):
             out.append(self.line(f"{mode} within 1.5x of the chain", sh, self.ratio(mode, "chain"),
-                                 lambda v: v <= NEAR_CHAIN_MAX, "{:.2f}x"))
+                                 lambda v: v <= NEAR_CHAIN_MAX, "{:.2f}x",
+                                 self.over(mode, "chain", NEAR_CHAIN_MAX)))
         dev = [s for s in DEV_SHAPES if s in sh] or list(DEV_SHAPES)
         out.append(self.line("chain_dev within 1.2x of the host-scalar chain", dev,
                              self.ratio("chain_dev", "chain"), lambda v: v <= DEV_VS_HOST_MAX,
-                             "{:.2f}x"))
+                             "{:.2f}x", self.over("chain_dev", "chain", DEV_VS_HOST_MAX)))
         big = [s for s in sh if s[0] >= GREEDY_FLOOR_FROM[0] and s[1] >= GREEDY_FLOOR_FROM[1]]
 
         def greedy_floor(s):
             g, f = self.us("greedy", s), self.floor(s)
             return g / f if g is not None and f else None
+        def greedy_over(s):
+            g, f = self.us("greedy", s), self.floor(s)
+            return g - GREEDY_FLOOR_MAX * f if g is not None and f else None
         out.append(self.line("greedy <= 1.25x the floor (>= 64 x 151936)", big, greedy_floor,
-                             lambda v: v <= GREEDY_FLOOR_MAX, "{:.2f}x"))
+                             lambda v: v <= GREEDY_FLOOR_MAX, "{:.2f}x", greedy_over))
         out.append(self.line("greedy faster than torch.argmax", sh,
                              self.ratio("greedy", "greedy", b_impl="torch"), lambda v: v < 1.0,
-                             "{:.2f}x its time"))
+                             "{:.2f}x its time", self.over("greedy", "greedy", 1.0, "torch")))
         if fi:
             out.append(self.line(f"temperature faster than {fi}", sh,
                                  self.ratio("temperature", "temperature", b_impl=fi),
-                                 lambda v: v < 1.0, "{:.2f}x its time"))
+                                 lambda v: v < 1.0, "{:.2f}x its time",
+                                 self.over("temperature", "temperature", 1.0, fi)))
         out.append(self.line("chain >= 10x PyTorch", sh,
                              self.ratio("chain", "chain", a_impl="torch"),
-                             lambda v: v >= CHAIN_VS_TORCH_MIN, "{:.2f}x"))
+                             lambda v: v >= CHAIN_VS_TORCH_MIN, "{:.2f}x",
+                             self.over("chain", "chain", 1.0 / CHAIN_VS_TORCH_MIN, "torch")))
         if fi:
             def vs_fi(s):
                 ours = self.us("chain", s)
                 theirs = [v for v in (self.us("chain", s, fi), self.us("chain_joint", s, fi))
                           if v is not None]
                 return min(theirs) / ours if theirs and ours else None
+            def vs_fi_over(s):
+                ours = self.us("chain", s)
+                theirs = [v for v in (self.us("chain", s, fi), self.us("chain_joint", s, fi))
+                          if v is not None]
+                return ours - min(theirs) if theirs and ours is not None else None
             out.append(self.line(f"chain faster than {fi} (its faster filter order)", sh, vs_fi,
-                                 lambda v: v > 1.0, "{:.2f}x"))
+                                 lambda v: v > 1.0, "{:.2f}x", vs_fi_over))
         return out
 
 

@@ -1,5 +1,5 @@
 """bench/targets.py over synthetic results: each target counts its met shapes, names the missed
-ones with their figures, counts a shape without a figure as unmeasured (never met), and compares
+ones with their figures and rocsample's microseconds past the target (each 1.0 here), counts a shape without a figure as unmeasured (never met), and compares
 with the newest FlashInfer in the files."""
 
 from __future__ import annotations
@@ -38,21 +38,21 @@ def test_each_target_counts_met_missed_and_unmeasured(tmp_path):
     t = _lines(tmp_path, rows)
     assert t["shapes"].endswith("newest FlashInfer: flashinfer-0.7.4")
     assert t["top_p alone <= 3x greedy"] == \
-        "top_p alone <= 3x greedy: met at 1 of 2; not at 1 x 32000 3.20x"
+        "top_p alone <= 3x greedy: met at 1 of 2; not at 1 x 32000 3.20x (1.0 us over)"
     # the newest version's figure, not 0.2.14's
     assert t["top_p alone faster than flashinfer-0.7.4"].endswith(
-        "met at 1 of 2; not at 1 x 32000 1.07x its time")
+        "met at 1 of 2; not at 1 x 32000 1.07x its time (1.0 us over)")
     assert t["top_k1000 within 1.5x of the chain"].endswith(
-        "met at 0 of 2; not at 64 x 151936 1.55x; unmeasured 1 x 32000")
+        "met at 0 of 2; not at 64 x 151936 1.55x (1.0 us over); unmeasured 1 x 32000")
     assert "met at 0 of 2" in t["min_p005 within 1.5x of the chain"]
     assert t["chain_dev within 1.2x of the host-scalar chain"].endswith(
         "met at 1 of 1")   # 24 / 20 = 1.2; only 64 x 151936 was benchmarked
     assert t["greedy <= 1.25x the floor (>= 64 x 151936)"].endswith("met at 1 of 1")
-    assert t["greedy faster than torch.argmax"].endswith("met at 1 of 2; not at 1 x 32000 1.25x its time")
-    assert t["chain >= 10x PyTorch"].endswith("met at 1 of 2; not at 1 x 32000 9.00x")
+    assert t["greedy faster than torch.argmax"].endswith("met at 1 of 2; not at 1 x 32000 1.25x its time (1.0 us over)")
+    assert t["chain >= 10x PyTorch"].endswith("met at 1 of 2; not at 1 x 32000 9.00x (1.0 us over)")
     # FlashInfer's faster filter order (chain_joint 19.0) against ours (20.0)
     assert t["chain faster than flashinfer-0.7.4 (its faster filter order)"].endswith(
-        "met at 0 of 2; not at 64 x 151936 0.95x; unmeasured 1 x 32000")
+        "met at 0 of 2; not at 64 x 151936 0.95x (1.0 us over); unmeasured 1 x 32000")
 
 
 def test_no_files_is_a_usage_error(capsys):
