@@ -43,20 +43,23 @@ _DRAW_BLOCKS_PER_CU = int(os.environ.get("ROCSAMPLE_DRAW_BLOCKS_PER_CU") or 4)
 _DRAW_NARROW = 65536
 _DRAW_NARROW_PER_CU = 2
 _DRAW_NARROW_CHUNK = 2000
-#: Narrow rows' fill (``ROCSAMPLE_DRAW_FILL_CHUNK`` sets the chunk at import; 0, the default,
-#: turns it off until the device gate has run with it on: docs/PERF_NOTES.md "Fifty-fifth
-#: session", tools/gpu/s56_first.sh; 500 is the chunk the A/B below chose):
-#: rows of ``_DRAW_FILL_MIN_VOCAB`` to ``_DRAW_NARROW`` logits draw in at least
-#: ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _DRAW_FILL_MAX)`` splits, about one block a
-#: compute unit in all, above ``splits`` where that is more. The H100's A/B (graph-timed, two
-#: passes; bench/results/nvidia-h100-s55-fill-ab.txt), chunks of 500 without the cap or the
-#: floor against the narrow rule alone: 1 x 32000 temperature 6.82 -> 5.66 us, top_p alone
-#: 14.41 -> 13.62, device parameters 16.90 -> 16.57; 2 x 32000 6.84 -> 5.89, 15.20 -> 14.47;
-#: 4 and 8 x 32000 within 1.5%; but 1 x 65536 at 131 splits 3-6% slower (the cap: the sweep's
-#: best at 1 x 32000 was 64) and 1 x 4096 mixed (temperature 0.89x, device parameters 1.09x;
-#: the floor leaves such rows to the narrow rule).
-_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK") or 0)
-_DRAW_FILL_MIN_VOCAB = 16384
+#: Narrow rows' fill (``ROCSAMPLE_DRAW_FILL_CHUNK`` sets the chunk at import, 500 by default;
+#: 0 turns it off, for A/B timings): rows of ``_DRAW_FILL_MIN_VOCAB`` to ``_DRAW_NARROW``
+#: logits draw in at least ``min(cus // rows, n_vocab // _DRAW_FILL_CHUNK, _DRAW_FILL_MAX)``
+#: splits, about one block a compute unit in all, above ``splits`` where that is more. On by
+#: default since the fifty-sixth session: the device gate passed with it on (an H100,
+#: bench/results/nvidia-h100-s56-check-report.json.gz) and its A/B (graph-timed;
+#: bench/results/nvidia-h100-s56-fill-ab.txt) had, off -> on, 1 x 32000 temperature 6.69 ->
+#: 5.64 us, top_p alone 14.72 -> 13.82; 2 x 32000 7.12 -> 6.13, 15.31 -> 14.61; 1 x 65536 (64
+#: splits) 6.31 -> 6.02, 18.69 -> 18.36; 4 and 8 x 32000 1-3% faster; the chain and the
+#: per-row device parameters level at those shapes. At 1 x 16384 the device parameters were
+#: 4-5% slower in both passes (16.15 -> 16.82) though temperature gained 9%, hence the floor of
+#: 32000 logits (``_DRAW_FILL_MIN_VOCAB``): the fill applies only where it lost nowhere. The
+#: fifty-fifth session's A/B without the cap had 1 x 65536 at 131 splits 3-6% slower (the cap,
+#: 64, was the sweep's best at 1 x 32000) and 1 x 4096 mixed.
+_v = os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK", "").strip()
+_DRAW_FILL_CHUNK = int(_v) if _v else 500
+_DRAW_FILL_MIN_VOCAB = 32000
 _DRAW_FILL_MAX = 64
 _MIN_CHUNK = 16384
 _ALIGN = 256

@@ -81,7 +81,7 @@ def test_narrow_rows_draw_with_two_blocks_a_cu_and_long_splits(rows, vocab, plan
 @pytest.mark.parametrize("fill", [0, 500])
 def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab, fill, monkeypatch):
     # without the fill, at most the plan's splits; the fill may pass them (the plan lays out the
-    # larger count) only at rows of 16384 to 65536 logits, never past 64 splits or one block a
+    # larger count) only at rows of 32000 to 65536 logits, never past 64 splits or one block a
     # compute unit in all
     from rocsample import sampling_plan as P
     from rocsample.sampling_plan import draw_splits
@@ -90,7 +90,7 @@ def test_draw_splits_never_exceed_the_plans(cus, rows, splits, vocab, fill, monk
     got = draw_splits(rows, vocab, splits, cus)
     assert 1 <= got
     if got > splits:
-        assert fill and 16384 <= vocab <= 65536, got
+        assert fill and 32000 <= vocab <= 65536, got
         assert got <= min(64, cus // rows, vocab // fill), got
 
 
@@ -553,14 +553,15 @@ def test_short_splits_take_tiles_of_at_least_32_tokens(rows, vocab, tpt):
 
 @pytest.mark.parametrize("rows, vocab, want", [
     (1, 32000, 64), (2, 32000, 64), (8, 32000, 16), (64, 32000, 4), (256, 32000, 1),
-    (1, 4096, 2), (1, 16384, 32), (1, 65536, 64), (1, 151936, 148), (64, 151936, 8),
+    (1, 4096, 2), (1, 16384, 8), (1, 65536, 64), (1, 151936, 148), (64, 151936, 8),
 ])
 def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(rows, vocab, want,
                                                                              monkeypatch):
-    # the narrow fill (ROCSAMPLE_DRAW_FILL_CHUNK=500; off by default): rows of 16384 to 65536
+    # the narrow fill (ROCSAMPLE_DRAW_FILL_CHUNK=500, the default): rows of 32000 to 65536
     # logits take at least min(cus // rows, vocab // chunk, 64) drawing splits, past the plan's
     # splits (31 at 1 x 32000) where that is more; the H100 sweep's best points at 1 / 8 / 64 /
-    # 256 x 32000 (64 / 16 / 4 / 1); narrower rows (1 x 4096: 2) and wider rows keep their rule
+    # 256 x 32000 (64 / 16 / 4 / 1); narrower rows (1 x 4096: 2, 1 x 16384: the narrow rule's
+    # 8) and wider rows keep their rule
     from rocsample import sampling_plan as P
 
     monkeypatch.setattr(P, "_DRAW_FILL_CHUNK", 500)
@@ -583,7 +584,7 @@ def test_the_narrow_fill_gives_one_block_a_compute_unit_in_splits_of_its_chunk(r
 
 @pytest.mark.parametrize("cus", [4, 20, 132])
 def test_without_the_fill_the_drawing_splits_never_pass_splits(cus, monkeypatch):
-    # the fill off (the default; ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates
+    # the fill off (ROCSAMPLE_DRAW_FILL_CHUNK=0), the layout is the one the gates
     # ran before it: every view indexed by split at ``splits``, gc's chunk the drawing one
     from rocsample import sampling_plan as P
 

@@ -1,5 +1,5 @@
 """Drawing routes at more splits than the plan's ``splits`` (the narrow fill,
-``rocsample.sampling_plan._DRAW_FILL_CHUNK``, off by default until the gate runs it on): every
+``rocsample.sampling_plan._DRAW_FILL_CHUNK``, on by default since the fifty-sixth session): every
 route that launches phase 1's drawing variant, and the kernels after it, exact against the
 reference.
 
@@ -7,7 +7,7 @@ The fill gives one row of 32000 logits 64 drawing splits against the plan's 31 o
 the scratch is laid out for the larger count (``pf``, ``pi``, ``tm``, ``gc``). "forced" sets the
 two counts (2, and 5 for the drawing routes) at three rows whose last split is short; "fill"
 takes the fill's own rule at one row (1 x 2048 on the simulator's 4 compute units, its floor of
-16384 logits lowered: 2 splits, 4 drawing; 1 x 32000 on a GPU: 31 and 64).
+32000 logits lowered: 2 splits, 4 drawing; 1 x 32000 on a GPU: 31 and 64).
 Every mode runs with host parameters and with per-row device arrays (which take the drawing
 splits for every kernel, the tile finalize among them), with logprobs.
 """
