@@ -57,8 +57,7 @@ _DRAW_NARROW_CHUNK = 2000
 #: 32000 logits (``_DRAW_FILL_MIN_VOCAB``): the fill applies only where it lost nowhere. The
 #: fifty-fifth session's A/B without the cap had 1 x 65536 at 131 splits 3-6% slower (the cap,
 #: 64, was the sweep's best at 1 x 32000) and 1 x 4096 mixed.
-_v = os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK", "").strip()
-_DRAW_FILL_CHUNK = int(_v) if _v else 500
+_DRAW_FILL_CHUNK = int(os.environ.get("ROCSAMPLE_DRAW_FILL_CHUNK") or 500)
 _DRAW_FILL_MIN_VOCAB = 32000
 _DRAW_FILL_MAX = 64
 _MIN_CHUNK = 16384
