@@ -80,60 +80,58 @@ class _Targets:
             return a - limit * b if a is not None and b is not None else None
         return f
 
+    def within(self, name, shapes, a_mode, b_mode, limit, b_impl="rocsample", strict=False):
+        """The line of a target "rocsample's ``a_mode`` at most (``strict``: under) ``limit``
+        times ``b_mode``'s (``b_impl``'s)": the ratio, its test and the microseconds over."""
+        ok = (lambda v: v < limit) if strict else (lambda v: v <= limit)
+        fmt = "{:.2f}x its time" if strict else "{:.2f}x"
+        return self.line(name, shapes, self.ratio(a_mode, b_mode, b_impl=b_impl), ok, fmt,
+                         self.over(a_mode, b_mode, limit, b_impl))
+
     def lines(self) -> list[str]:
         sh, fi = self.shapes, self.fi
         out = [f"shapes: {len(sh)}; newest FlashInfer: {fi or 'none in these files'}"]
-        out.append(self.line("top_p alone <= 3x greedy", sh, self.ratio("top_p095", "greedy"),
-                             lambda v: v <= TOPP_VS_GREEDY_MAX, "{:.2f}x",
-                             self.over("top_p095", "greedy", TOPP_VS_GREEDY_MAX)))
+        out.append(self.within("top_p alone <= 3x greedy", sh, "top_p095", "greedy",
+                               TOPP_VS_GREEDY_MAX))
         if fi:
-            out.append(self.line(f"top_p alone faster than {fi}", sh,
-                                 self.ratio("top_p095", "top_p095", b_impl=fi),
-                                 lambda v: v < 1.0, "{:.2f}x its time",
-                                 self.over("top_p095", "top_p095", 1.0, fi)))
+            out.append(self.within(f"top_p alone faster than {fi}", sh, "top_p095", "top_p095",
+                                   1.0, fi, strict=True))
         for mode in ("min_p005", "min_p005_t08", "top_k1000"):
-            out.append(self.line(f"{mode} within 1.5x of the chain", sh, self.ratio(mode, "chain"),
-                                 lambda v: v <= NEAR_CHAIN_MAX, "{:.2f}x",
-                                 self.over(mode, "chain", NEAR_CHAIN_MAX)))
+            out.append(self.within(f"{mode} within 1.5x of the chain", sh, mode, "chain",
+                                   NEAR_CHAIN_MAX))
         dev = [s for s in DEV_SHAPES if s in sh] or list(DEV_SHAPES)
-        out.append(self.line("chain_dev within 1.2x of the host-scalar chain", dev,
-                             self.ratio("chain_dev", "chain"), lambda v: v <= DEV_VS_HOST_MAX,
-                             "{:.2f}x", self.over("chain_dev", "chain", DEV_VS_HOST_MAX)))
+        out.append(self.within("chain_dev within 1.2x of the host-scalar chain", dev,
+                               "chain_dev", "chain", DEV_VS_HOST_MAX))
         big = [s for s in sh if s[0] >= GREEDY_FLOOR_FROM[0] and s[1] >= GREEDY_FLOOR_FROM[1]]
 
-        def greedy_floor(s):
+        def greedy_floor(s, over=False):
             g, f = self.us("greedy", s), self.floor(s)
-            return g / f if g is not None and f else None
-        def greedy_over(s):
-            g, f = self.us("greedy", s), self.floor(s)
-            return g - GREEDY_FLOOR_MAX * f if g is not None and f else None
+            if g is None or not f:
+                return None
+            return g - GREEDY_FLOOR_MAX * f if over else g / f
         out.append(self.line("greedy <= 1.25x the floor (>= 64 x 151936)", big, greedy_floor,
-                             lambda v: v <= GREEDY_FLOOR_MAX, "{:.2f}x", greedy_over))
-        out.append(self.line("greedy faster than torch.argmax", sh,
-                             self.ratio("greedy", "greedy", b_impl="torch"), lambda v: v < 1.0,
-                             "{:.2f}x its time", self.over("greedy", "greedy", 1.0, "torch")))
+                             lambda v: v <= GREEDY_FLOOR_MAX, "{:.2f}x",
+                             lambda s: greedy_floor(s, over=True)))
+        out.append(self.within("greedy faster than torch.argmax", sh, "greedy", "greedy", 1.0,
+                               "torch", strict=True))
         if fi:
-            out.append(self.line(f"temperature faster than {fi}", sh,
-                                 self.ratio("temperature", "temperature", b_impl=fi),
-                                 lambda v: v < 1.0, "{:.2f}x its time",
-                                 self.over("temperature", "temperature", 1.0, fi)))
+            out.append(self.within(f"temperature faster than {fi}", sh, "temperature",
+                                   "temperature", 1.0, fi, strict=True))
         out.append(self.line("chain >= 10x PyTorch", sh,
                              self.ratio("chain", "chain", a_impl="torch"),
                              lambda v: v >= CHAIN_VS_TORCH_MIN, "{:.2f}x",
                              self.over("chain", "chain", 1.0 / CHAIN_VS_TORCH_MIN, "torch")))
         if fi:
-            def vs_fi(s):
+            def vs_fi(s, over=False):
+                # FlashInfer's faster filter order against ours
                 ours = self.us("chain", s)
                 theirs = [v for v in (self.us("chain", s, fi), self.us("chain_joint", s, fi))
                           if v is not None]
-                return min(theirs) / ours if theirs and ours else None
-            def vs_fi_over(s):
-                ours = self.us("chain", s)
-                theirs = [v for v in (self.us("chain", s, fi), self.us("chain_joint", s, fi))
-                          if v is not None]
-                return ours - min(theirs) if theirs and ours is not None else None
+                if not theirs or not ours:
+                    return None
+                return ours - min(theirs) if over else min(theirs) / ours
             out.append(self.line(f"chain faster than {fi} (its faster filter order)", sh, vs_fi,
-                                 lambda v: v > 1.0, "{:.2f}x", vs_fi_over))
+                                 lambda v: v > 1.0, "{:.2f}x", lambda s: vs_fi(s, over=True)))
         return out
 
 
