@@ -9,7 +9,11 @@
 # 1x151936, 64x151936, 256x151936, 64x262144), PASSES (default 2) passes, none after STOP - 40.
 # If chain_dev gains with FAST3 off and temperature does not lose, the router keeps two quads for
 # device-parameter routes (sampling_router._fast's q3: `and not r.dev`).
-# Carry .whl; <= STOP (default 400) s. Output: $OUT/ab.txt
+# GATE=1 runs the plain device gate (GLIM, default 450 s) while the variants compile, as the
+# fifty-seventh session's first call did on a fresh machine: `GATE=1 STOP=585 bash
+# tools/gpu/s56_dev.sh` (its gate beside the A/B's compiles needs more than 300 s).
+# Carry .whl; <= STOP (default 400) s. Output: $OUT/ab.txt (and $OUT/gate.log,
+# check-report-h200.json with GATE=1)
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
@@ -19,6 +23,7 @@ SH=${SH:-1x151936,64x151936,256x151936,64x262144}
 ARGS=(--graph --bench-inputs --chain --chain_dev --temp --shapes "$SH")
 VS=("ROCSAMPLE_FAST3=1" "ROCSAMPLE_FAST3=0")
 KLIM=${KLIM:-240} ab_compile
+[ "${GATE:-0}" = 1 ] && run_gate "${GLIM:-450}"
 wait
 STOP=${STOP:-400}
 PASSES=${PASSES:-2} STOP_BY=$((STOP - 40)) ab_passes "$STOP"
