@@ -284,16 +284,21 @@ ab_compile() {  # every variant compiled in the background (KLIM, default 300 s)
 }
 
 ab_passes() {  # DEFAULT_STOP: PASSES (default 2) passes of every variant in turn, none started
-  # after STOP_BY (default DEFAULT_STOP) seconds from T0 -> $OUT/ab.txt
-  local pass i
+  # after STOP_BY (default DEFAULT_STOP) seconds from T0, nor where the longest pass so far would
+  # end past DEFAULT_STOP (the fifty-seventh session's first call started a 55 s pass at 540 s
+  # of its 585 and the run's 600 s limit cut it, with the script's summary) -> $OUT/ab.txt
+  local pass i now t1 took longest=0
   echo "== compiled at $((SECONDS - T0)) s"; for i in "${!VS[@]}"; do tail -n1 "/tmp/warm-$i.log"; done
   for pass in $(seq "${PASSES:-2}"); do
     for i in "${!VS[@]}"; do
-      if [ $((SECONDS - T0)) -gt "${STOP_BY:-$1}" ]; then
-        echo "== stopped before pass $pass of v$i at $((SECONDS - T0)) s (STOP_BY)" | tee -a "$OUT/ab.txt"
+      now=$((SECONDS - T0))
+      if [ "$now" -gt "${STOP_BY:-$1}" ] || [ $((now + longest)) -gt "$1" ]; then
+        echo "== stopped before pass $pass of v$i at $now s (STOP_BY ${STOP_BY:-$1} s, or a pass of $longest s ending past $1 s)" | tee -a "$OUT/ab.txt"
         return
       fi
+      t1=$SECONDS
       kp_v "$i" 2>&1 | graph_lines "v$i"
+      took=$((SECONDS - t1)); [ "$took" -gt "$longest" ] && longest=$took
     done
   done
   echo "== A/B done at $((SECONDS - T0)) s"
