@@ -183,7 +183,8 @@ DRAW_QUADS = int(os.environ.get("ROCSAMPLE_DRAW_QUADS") or 2)
 #: (forty-first session, every fast launch in three quads): temperature 256 x 151936 -5.5%,
 #: 64 x 151936 -3.8%, top_p alone 256 x 151936 -1.7%, but 64 x 32000 (7.8 quads a thread)
 #: +1.8% / +2.8%: hence the floor. On by default since the forty-second session
-#: (``ROCSAMPLE_FAST3=0`` turns it off, for A/B timings; docs/PERF_NOTES.md).
+#: (``ROCSAMPLE_FAST3=0`` turns it off, for A/B timings; docs/PERF_NOTES.md). The device
+#: parameters' routes keep it too: off, they were level at 64 x 151936 (fifty-seventh session).
 FAST3 = os.environ.get("ROCSAMPLE_FAST3", "1") != "0"
 FAST3_MIN_QUADS = 16
 #: An approximate score a is within EPS_ABS + |a| * EPS_REL of the exact one: the bound of the

@@ -8,7 +8,9 @@
 # the control), chain_dev and temperature (the fast loop FAST3 was made for), at SH (default
 # 1x151936, 64x151936, 256x151936, 64x262144), PASSES (default 2) passes, none after STOP - 40.
 # If chain_dev gains with FAST3 off and temperature does not lose, the router keeps two quads for
-# device-parameter routes (sampling_router._fast's q3: `and not r.dev`).
+# device-parameter routes (sampling_router._fast's q3: `and not r.dev`). Run in the
+# fifty-seventh session (bench/results/nvidia-h100-s57-ab.txt): chain_dev level, temperature
+# 5-10% slower at 64-256 x 151936 with FAST3 off, so FAST3 stays for every drawing route.
 # GATE=1 runs the plain device gate (GLIM, default 450 s) while the variants compile, as the
 # fifty-seventh session's first call did on a fresh machine: `GATE=1 STOP=585 bash
 # tools/gpu/s56_dev.sh` (its gate beside the A/B's compiles needs more than 300 s).
