@@ -17,17 +17,5 @@
 # Carry .whl; <= STOP (default 400) s. Output: $OUT/ab.txt (and $OUT/gate.log,
 # check-report-h200.json with GATE=1)
 set -u
-source tools/gpu/env.sh
-source tools/gpu/steps.sh
-T0=$SECONDS
-banner
-SH=${SH:-1x151936,64x151936,256x151936,64x262144}
-ARGS=(--graph --bench-inputs --chain --chain_dev --temp --shapes "$SH")
-VS=("ROCSAMPLE_FAST3=1" "ROCSAMPLE_FAST3=0")
-KLIM=${KLIM:-240} ab_compile
-[ "${GATE:-0}" = 1 ] && run_gate "${GLIM:-450}"
-wait
-STOP=${STOP:-400}
-PASSES=${PASSES:-2} STOP_BY=$((STOP - 40)) ab_passes "$STOP"
-python3 tools/gpu/ab_summary.py "$OUT/ab.txt" 2>/dev/null | tail -30
-echo "== done at $((SECONDS - T0)) s" | tee -a "$OUT/ab.txt"
+VARIANTS="ROCSAMPLE_FAST3=1|ROCSAMPLE_FAST3=0" MODES="--chain --chain_dev --temp" \
+  SH=${SH:-1x151936,64x151936,256x151936,64x262144} STOP=${STOP:-400} exec bash tools/gpu/ab.sh
