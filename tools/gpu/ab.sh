@@ -12,6 +12,8 @@
 # $OUT/gate.log and check-report-h200.json.
 # e.g. VARIANTS="ROCSAMPLE_FAST3=1|ROCSAMPLE_FAST3=0" MODES="--chain --chain_dev --temp" \
 #        SH=64x151936 bash tools/gpu/ab.sh
+# An empty variant is this tree as it stands: VARIANTS="|TREE=REV" times it against another
+# commit's package (carry .alt/REV), which the earlier ab.sh of this name did with .alt.
 set -u
 source tools/gpu/env.sh
 source tools/gpu/steps.sh
